@@ -1,0 +1,303 @@
+//! In-memory implementations of every port, for native tests and benchmarks of the loop.
+//! They behave like real hosts where the loop can tell: files persist, processes report
+//! output in chunks, HTTP bodies arrive in pieces.
+
+use crate::events::Event;
+use crate::ports::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+/// A command handler: what a fake process prints and returns.
+pub type ProcessHandler = Box<dyn Fn(&SpawnRequest) -> ExecResult>;
+
+/// An in-memory filesystem rooted at `/work`, with a programmable process runner.
+pub struct FakeEnv {
+    pub files: RefCell<BTreeMap<String, Vec<u8>>>,
+    pub spawned: RefCell<Vec<SpawnRequest>>,
+    handler: ProcessHandler,
+}
+
+impl Default for FakeEnv {
+    fn default() -> Self {
+        Self::new(Box::new(|req: &SpawnRequest| ExecResult {
+            stdout: format!("ran: {}\n", req.command),
+            ..ExecResult::default()
+        }))
+    }
+}
+
+impl FakeEnv {
+    pub fn new(handler: ProcessHandler) -> Self {
+        Self {
+            files: RefCell::new(BTreeMap::new()),
+            spawned: RefCell::new(Vec::new()),
+            handler,
+        }
+    }
+
+    fn key(path: &str) -> String {
+        path.strip_prefix("/work/").unwrap_or(path).trim_start_matches("./").to_string()
+    }
+
+    pub fn put(&self, path: &str, contents: &str) {
+        self.files.borrow_mut().insert(Self::key(path), contents.as_bytes().to_vec());
+    }
+
+    pub fn get(&self, path: &str) -> Option<String> {
+        self.files
+            .borrow()
+            .get(&Self::key(path))
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    }
+}
+
+struct FakeProcess {
+    chunks: VecDeque<OutputChunk>,
+    result: ExecResult,
+}
+
+impl Process for FakeProcess {
+    fn id(&self) -> u32 {
+        0
+    }
+    fn read_output(&mut self) -> Option<OutputChunk> {
+        self.chunks.pop_front()
+    }
+    fn wait(&mut self) -> ExecResult {
+        self.result.clone()
+    }
+    fn kill(&mut self) {}
+}
+
+impl Environment for FakeEnv {
+    fn read_file(&self, path: &str, range: Option<ByteRange>) -> Result<Vec<u8>, FsError> {
+        let files = self.files.borrow();
+        let bytes = files
+            .get(&Self::key(path))
+            .ok_or_else(|| FsError::NotFound(format!("file not found: {path}")))?;
+        Ok(match range {
+            Some(r) => {
+                let start = (r.offset as usize).min(bytes.len());
+                let end = start.saturating_add(r.length as usize).min(bytes.len());
+                bytes[start..end].to_vec()
+            }
+            None => bytes.clone(),
+        })
+    }
+
+    fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
+        self.files.borrow_mut().insert(Self::key(path), contents.to_vec());
+        Ok(())
+    }
+
+    fn file_exists(&self, path: &str) -> bool {
+        self.files.borrow().contains_key(&Self::key(path))
+    }
+
+    fn working_directory(&self) -> String {
+        "/work".to_string()
+    }
+
+    fn platform(&self) -> String {
+        "linux".to_string()
+    }
+
+    fn os_version(&self) -> String {
+        "FakeOS 1.0".to_string()
+    }
+
+    fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn Process>, SpawnError> {
+        let result = (self.handler)(&request);
+        self.spawned.borrow_mut().push(request);
+        let mut chunks = VecDeque::new();
+        for (stream, text) in [(OutputStream::Stdout, &result.stdout), (OutputStream::Stderr, &result.stderr)] {
+            if !text.is_empty() {
+                chunks.push_back(OutputChunk {
+                    stream,
+                    data: text.as_bytes().to_vec(),
+                });
+            }
+        }
+        Ok(Box::new(FakeProcess { chunks, result }))
+    }
+}
+
+/// A scripted HTTP response: status, headers and body pieces.
+#[derive(Debug, Clone)]
+pub struct ScriptedResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub chunks: Vec<Vec<u8>>,
+    /// Fail with this error after the chunks instead of ending the body.
+    pub break_with: Option<TransportError>,
+}
+
+impl ScriptedResponse {
+    /// A 200 SSE response whose body is split into pieces of `piece` bytes.
+    pub fn sse(body: &str, piece: usize) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("content-type".to_string(), "text/event-stream".to_string())],
+            chunks: body.as_bytes().chunks(piece.max(1)).map(<[u8]>::to_vec).collect(),
+            break_with: None,
+        }
+    }
+
+    /// A JSON response with a status.
+    pub fn json(status: u16, body: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".to_string(), "application/json".to_string())],
+            chunks: vec![body.as_bytes().to_vec()],
+            break_with: None,
+        }
+    }
+}
+
+struct FakeHttpResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    chunks: VecDeque<Vec<u8>>,
+    break_with: Option<TransportError>,
+}
+
+impl HttpResponse for FakeHttpResponse {
+    fn status(&self) -> u16 {
+        self.status
+    }
+    fn headers(&self) -> Vec<(String, String)> {
+        self.headers.clone()
+    }
+    fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
+        match self.chunks.pop_front() {
+            Some(chunk) => Ok(Some(chunk)),
+            None => match self.break_with.take() {
+                Some(error) => Err(error),
+                None => Ok(None),
+            },
+        }
+    }
+}
+
+/// Replays scripted responses in order and records every request.
+#[derive(Default)]
+pub struct ScriptedTransport {
+    pub responses: RefCell<VecDeque<ScriptedResponse>>,
+    pub requests: RefCell<Vec<HttpRequest>>,
+}
+
+impl ScriptedTransport {
+    pub fn new(responses: impl IntoIterator<Item = ScriptedResponse>) -> Self {
+        Self {
+            responses: RefCell::new(responses.into_iter().collect()),
+            requests: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The JSON bodies of the requests received so far.
+    pub fn request_bodies(&self) -> Vec<serde_json::Value> {
+        self.requests
+            .borrow()
+            .iter()
+            .map(|r| serde_json::from_slice(&r.body).unwrap_or(serde_json::Value::Null))
+            .collect()
+    }
+}
+
+impl Transport for ScriptedTransport {
+    fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
+        self.requests.borrow_mut().push(request);
+        let Some(scripted) = self.responses.borrow_mut().pop_front() else {
+            return Err(TransportError::Connect("the script has no more responses".to_string()));
+        };
+        Ok(Box::new(FakeHttpResponse {
+            status: scripted.status,
+            headers: scripted.headers,
+            chunks: scripted.chunks.into(),
+            break_with: scripted.break_with,
+        }))
+    }
+}
+
+/// Records events and serves queued steering, follow-ups and interruptions.
+#[derive(Default)]
+pub struct RecordingHost {
+    pub events: RefCell<Vec<Event>>,
+    pub steering: RefCell<Vec<String>>,
+    pub follow_ups: RefCell<Vec<String>>,
+    pub interruption: RefCell<Option<Interruption>>,
+    pub denied_tools: RefCell<Vec<String>>,
+    pub logs: RefCell<Vec<(LogLevel, String)>>,
+    /// Called on every emitted event, e.g. to steer when a tool starts.
+    #[allow(clippy::type_complexity)]
+    pub on_event: RefCell<Option<Box<dyn Fn(&Event, &RecordingHost)>>>,
+    clock: std::cell::Cell<u64>,
+}
+
+impl RecordingHost {
+    pub fn kinds(&self) -> Vec<crate::events::EventKind> {
+        self.events.borrow().iter().map(|e| e.kind).collect()
+    }
+}
+
+impl SessionHost for RecordingHost {
+    fn emit(&self, event: Event) {
+        if let Some(hook) = self.on_event.borrow().as_ref() {
+            hook(&event, self);
+        }
+        self.events.borrow_mut().push(event);
+    }
+    fn take_steering(&self, _: &str) -> Vec<String> {
+        std::mem::take(&mut *self.steering.borrow_mut())
+    }
+    fn take_follow_ups(&self, _: &str) -> Vec<String> {
+        std::mem::take(&mut *self.follow_ups.borrow_mut())
+    }
+    fn abort_requested(&self, _: &str) -> Option<Interruption> {
+        *self.interruption.borrow()
+    }
+    fn sleep(&self, _: &str, ms: u64) -> bool {
+        self.clock.set(self.clock.get() + ms);
+        false
+    }
+    fn log(&self, level: LogLevel, message: &str) {
+        self.logs.borrow_mut().push((level, message.to_string()));
+    }
+    fn approve(&self, request: &ApprovalRequest) -> Approval {
+        if self.denied_tools.borrow().contains(&request.tool_name) {
+            Approval::Deny("denied by test policy".to_string())
+        } else {
+            Approval::Allow
+        }
+    }
+    fn now_ms(&self) -> u64 {
+        // A fixed date (2026-01-01) that advances 1 ms per call keeps timestamps ordered.
+        let t = self.clock.get() + 1;
+        self.clock.set(t);
+        1_767_225_600_000 + t
+    }
+    fn random_bytes(&self, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(11)).collect()
+    }
+}
+
+/// Host tools that echo their call, for tests of the `host-tools` route.
+#[derive(Default)]
+pub struct EchoHostTools;
+
+impl HostTools for EchoHostTools {
+    fn call(&self, _: &str, name: &str, arguments_json: &str) -> Result<String, String> {
+        Ok(format!("{name} called with {arguments_json}"))
+    }
+}
+
+/// Ports over the given fakes.
+pub fn ports(env: Rc<FakeEnv>, transport: Rc<ScriptedTransport>, host: Rc<RecordingHost>) -> Ports {
+    Ports {
+        env,
+        transport,
+        host,
+        host_tools: Rc::new(EchoHostTools),
+    }
+}

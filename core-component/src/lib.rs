@@ -1,0 +1,53 @@
+//! agent-core: the whole coding agent (session, loop, LLM wire protocols, tools) as one
+//! crate that compiles natively (for tests, with in-memory fakes of every port) and to a
+//! WebAssembly component whose only authority is its imports.
+
+pub mod config;
+pub mod events;
+pub mod history;
+pub mod llm;
+pub mod ports;
+pub mod profile;
+pub mod session;
+pub mod tools;
+pub mod truncation;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fakes;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use config::{Limits, SessionConfig};
+pub use events::{Event, EventKind};
+pub use session::{AgentError, Session, SessionState, StopReason, SubmitOutcome};
+
+/// Runs one tool of a profile outside any session (the `run-tool` export).
+pub fn run_tool(provider: &str, name: &str, arguments_json: &str, ports: &ports::Ports) -> Result<String, String> {
+    let mut config = SessionConfig::new(provider, "run-tool");
+    config.validate()?;
+    config.session_id = Some("run-tool".to_string());
+    let profile = profile::Profile::for_config(&config);
+    let tool = profile
+        .registry
+        .get(name)
+        .ok_or_else(|| format!("unknown tool {name:?}; the {provider} profile has: {}", profile.registry.names().join(", ")))?;
+    let arguments: serde_json::Value =
+        serde_json::from_str(arguments_json).map_err(|e| format!("arguments are not valid JSON: {e}"))?;
+    if !arguments.is_object() {
+        return Err(format!("arguments must be a JSON object, got {arguments}"));
+    }
+    match tool.runner {
+        tools::Runner::Builtin(run) => {
+            let mut on_output = |_: ports::OutputStream, _: &str| {};
+            let mut ctx = tools::ToolContext {
+                env: ports.env.as_ref(),
+                default_timeout_ms: profile.default_command_timeout_ms,
+                max_timeout_ms: config.limits.max_command_timeout_ms,
+                on_output: &mut on_output,
+            };
+            run(&arguments, &mut ctx)
+        }
+        tools::Runner::Host => ports.host_tools.call("run-tool", name, arguments_json),
+    }
+}

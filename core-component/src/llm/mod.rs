@@ -1,0 +1,12 @@
+//! The LLM client: provider-neutral request and response types, the SSE decoder, and one
+//! adapter per wire protocol. Hosts only move bytes; all protocol logic lives here.
+
+pub mod anthropic;
+pub mod client;
+pub mod error;
+pub mod sse;
+pub mod types;
+
+pub use client::LlmClient;
+pub use error::{ErrorKind, LlmError};
+pub use types::*;

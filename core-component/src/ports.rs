@@ -1,0 +1,216 @@
+//! The core's view of the outside world. Each trait mirrors one imported WIT interface, so
+//! the loop runs the same natively (with in-memory fakes in tests) and inside the component
+//! (over the imports, see `wasm`).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a file operation failed; mirrors `types.fs-error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FsError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    PermissionDenied(String),
+    #[error("{0}")]
+    IsDirectory(String),
+    #[error("{0}")]
+    NotADirectory(String),
+    #[error("{0}")]
+    Binary(String),
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    AlreadyExists(String),
+    #[error("{0}")]
+    Denied(String),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A byte range of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteRange {
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// Which stream a process chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// A piece of process output as it arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputChunk {
+    pub stream: OutputStream,
+    pub data: Vec<u8>,
+}
+
+/// How to start a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpawnRequest {
+    pub command: String,
+    pub working_dir: Option<String>,
+    pub timeout_ms: u64,
+    pub env: Vec<(String, String)>,
+}
+
+/// The outcome of a finished process.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExecResult {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit_code: i32,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+}
+
+/// Why a process could not be started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpawnError {
+    #[error("process execution is not available here: {0}")]
+    Unsupported(String),
+    #[error("command denied: {0}")]
+    Denied(String),
+    #[error("invalid working directory: {0}")]
+    InvalidWorkingDir(String),
+    #[error("could not start the command: {0}")]
+    Failed(String),
+}
+
+/// A running command.
+pub trait Process {
+    fn id(&self) -> u32;
+    /// Blocks for the next chunk; `None` once both streams are closed.
+    fn read_output(&mut self) -> Option<OutputChunk>;
+    /// Blocks until exit or timeout.
+    fn wait(&mut self) -> ExecResult;
+    fn kill(&mut self);
+}
+
+/// Files and processes (`execution-environment`).
+pub trait Environment {
+    fn read_file(&self, path: &str, range: Option<ByteRange>) -> Result<Vec<u8>, FsError>;
+    fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError>;
+    fn file_exists(&self, path: &str) -> bool;
+    fn working_directory(&self) -> String;
+    fn platform(&self) -> String;
+    fn os_version(&self) -> String;
+    fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn Process>, SpawnError>;
+}
+
+/// An HTTP request to a host-configured endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub endpoint: String,
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub timeout_ms: Option<u64>,
+}
+
+/// Why a request failed below HTTP.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    #[error("unknown endpoint: {0}")]
+    UnknownEndpoint(String),
+    #[error("endpoint not configured: {0}")]
+    NotConfigured(String),
+    #[error("connection failed: {0}")]
+    Connect(String),
+    #[error("timed out: {0}")]
+    Timeout(String),
+    #[error("connection broken: {0}")]
+    Io(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A response whose body streams in.
+pub trait HttpResponse {
+    fn status(&self) -> u16;
+    fn headers(&self) -> Vec<(String, String)>;
+    fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError>;
+}
+
+/// HTTP to LLM endpoints (`llm-transport`).
+pub trait Transport {
+    fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError>;
+}
+
+/// How the host wants a session interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    CancelInput,
+    AbortSession,
+}
+
+/// Severity of a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// A tool call awaiting the host's decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    pub session_id: String,
+    pub call_id: String,
+    pub tool_name: String,
+    pub arguments_json: String,
+    pub summary: String,
+}
+
+/// The host's decision on a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    Allow,
+    Deny(String),
+}
+
+/// Events out, control in (`session-host`), plus the clock and randomness the core needs.
+pub trait SessionHost {
+    fn emit(&self, event: crate::events::Event);
+    fn take_steering(&self, session_id: &str) -> Vec<String>;
+    fn take_follow_ups(&self, session_id: &str) -> Vec<String>;
+    fn abort_requested(&self, session_id: &str) -> Option<Interruption>;
+    /// Returns true if an interruption cut the sleep short.
+    fn sleep(&self, session_id: &str, ms: u64) -> bool;
+    fn log(&self, level: LogLevel, message: &str);
+    fn approve(&self, request: &ApprovalRequest) -> Approval;
+    /// Milliseconds since the Unix epoch (`wasi:clocks/wall-clock`).
+    fn now_ms(&self) -> u64;
+    /// Random bytes (`wasi:random/random`).
+    fn random_bytes(&self, len: usize) -> Vec<u8>;
+}
+
+/// Tools implemented by the host (`host-tools`).
+pub trait HostTools {
+    fn call(&self, session_id: &str, name: &str, arguments_json: &str) -> Result<String, String>;
+}
+
+/// All the ports a session uses.
+#[derive(Clone)]
+pub struct Ports {
+    pub env: std::rc::Rc<dyn Environment>,
+    pub transport: std::rc::Rc<dyn Transport>,
+    pub host: std::rc::Rc<dyn SessionHost>,
+    pub host_tools: std::rc::Rc<dyn HostTools>,
+}
+
+impl fmt::Debug for Ports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ports").finish_non_exhaustive()
+    }
+}

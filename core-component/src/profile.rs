@@ -1,0 +1,132 @@
+//! Provider profiles (section 3 of the spec): which tools a model family gets and the system
+//! prompt it is given. The walking skeleton has the Anthropic toolset's first three tools;
+//! the full provider-aligned sets arrive with their issue.
+
+use crate::config::SessionConfig;
+use crate::llm::ToolDefinition;
+use crate::ports::Environment;
+use crate::tools::{RegisteredTool, Runner, ToolRegistry, read_file, shell, write_file};
+
+/// The profile ids a session may name.
+pub const PROVIDERS: [&str; 3] = ["anthropic", "openai", "gemini"];
+
+/// A provider profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub id: String,
+    pub registry: ToolRegistry,
+    /// Default shell timeout of this profile (Claude Code: 120 s; codex: 10 s).
+    pub default_command_timeout_ms: u64,
+    pub default_max_output_tokens: u32,
+}
+
+impl Profile {
+    /// The profile of a session: the provider's tools, filtered by the configuration, plus
+    /// the host's tools.
+    pub fn for_config(config: &SessionConfig) -> Self {
+        let mut registry = builtin_registry();
+        if let Some(enabled) = &config.enabled_tools {
+            for name in registry.names() {
+                if !enabled.contains(&name) {
+                    registry.unregister(&name);
+                }
+            }
+        }
+        for name in &config.disabled_tools {
+            registry.unregister(name);
+        }
+        for definition in &config.host_tools {
+            registry.register(RegisteredTool {
+                definition: definition.clone(),
+                runner: Runner::Host,
+            });
+        }
+        let default_command_timeout_ms = match config.provider.as_str() {
+            "anthropic" => 120_000,
+            _ => config.limits.default_command_timeout_ms,
+        };
+        Self {
+            id: config.provider.clone(),
+            registry,
+            default_command_timeout_ms,
+            default_max_output_tokens: 8_192,
+        }
+    }
+
+    pub fn tools(&self) -> Vec<ToolDefinition> {
+        self.registry.definitions()
+    }
+}
+
+/// The built-in tools every profile starts from.
+pub fn builtin_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::default();
+    for (definition, run) in [
+        (read_file::definition(), read_file::run as crate::tools::Executor),
+        (write_file::definition(), write_file::run),
+        (shell::definition(), shell::run),
+    ] {
+        registry.register(RegisteredTool {
+            definition,
+            runner: Runner::Builtin(run),
+        });
+    }
+    registry
+}
+
+const BASE_INSTRUCTIONS: &str = "\
+You are a coding agent working in the user's project through tools. You read files, change \
+them and run commands until the task is done, then reply with a short summary of what you did.
+
+Working style:
+- Read a file before changing it, and keep changes minimal and in the style of the code around them.
+- Prefer changing existing files over creating new ones; create files only when the task needs them.
+- Use the shell tool for builds, tests and inspecting the project; check that your change works.
+- When a tool returns an error, read it, correct the call and try again instead of giving up.
+- When the task is complete, answer with text only (no tool call).";
+
+/// Assembles the system prompt: base instructions, environment context, then the user's
+/// instructions (highest precedence, last).
+pub fn system_prompt(config: &SessionConfig, env: &dyn Environment, now_ms: u64) -> String {
+    let mut prompt = String::from(BASE_INSTRUCTIONS);
+    prompt.push_str(&format!(
+        "\n\n<environment>\nWorking directory: {}\nPlatform: {}\nOS version: {}\nToday's date: {}\nModel: {}\n</environment>",
+        env.working_directory(),
+        env.platform(),
+        env.os_version(),
+        civil_date(now_ms),
+        config.model,
+    ));
+    if let Some(instructions) = config.user_instructions.as_deref().filter(|s| !s.trim().is_empty()) {
+        prompt.push_str("\n\n");
+        prompt.push_str(instructions);
+    }
+    prompt
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time in milliseconds (Howard Hinnant's days-to-civil).
+pub fn civil_date(now_ms: u64) -> String {
+    let days = (now_ms / 86_400_000) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::civil_date;
+
+    #[test]
+    fn civil_date_known_points() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(951_782_400_000), "2000-02-29");
+        assert_eq!(civil_date(1_795_392_000_000), "2026-11-23");
+    }
+}

@@ -1,0 +1,483 @@
+//! The session: history, lifecycle and the agentic loop (section 2 of the spec).
+
+use crate::config::SessionConfig;
+use crate::events::{Event, EventKind};
+use crate::history::{ToolResult, Turn, to_messages};
+use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, StreamEvent, ToolCall};
+use crate::ports::{Approval, ApprovalRequest, Interruption, OutputStream, Ports};
+use crate::profile::{self, Profile};
+use crate::tools::{Runner, ToolContext};
+use crate::truncation;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+
+/// Lifecycle state (section 2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    Idle,
+    Processing,
+    AwaitingInput,
+    Closed,
+}
+
+/// Why the loop stopped for an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    Completed,
+    RoundLimit,
+    TurnLimit,
+    AwaitingInput,
+    Cancelled,
+    Aborted,
+}
+
+/// What one `submit` achieved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubmitOutcome {
+    pub stop_reason: StopReason,
+    pub rounds: u32,
+    pub turns: u32,
+    pub final_text: String,
+}
+
+/// Why a call on a session failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    #[error("the session is closed")]
+    Closed,
+    #[error("a submit is already in progress")]
+    Busy,
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    #[error("LLM request failed: {0}")]
+    Llm(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// What `snapshot` saves and `restore` reads.
+#[derive(Debug, Serialize, Deserialize)]
+struct Snapshot {
+    version: u32,
+    id: String,
+    config: SessionConfig,
+    history: Vec<Turn>,
+    total_turns: u32,
+    state: SessionState,
+}
+
+const SNAPSHOT_VERSION: u32 = 1;
+
+/// A conversation with the model and the loop that runs it.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    config: SessionConfig,
+    ports: Ports,
+    profile: Profile,
+    client: LlmClient,
+    history: Vec<Turn>,
+    state: SessionState,
+    total_turns: u32,
+}
+
+/// How one pass of the loop ended.
+enum Exit {
+    Stopped(StopReason),
+    Failed(LlmError),
+}
+
+impl Session {
+    /// Creates a session and emits SESSION_START.
+    pub fn new(config: SessionConfig, ports: Ports) -> Self {
+        let id = config
+            .session_id
+            .clone()
+            .unwrap_or_else(|| new_uuid(&ports.host.random_bytes(16)));
+        let session = Self::assemble(id, config, ports, Vec::new(), 0, SessionState::Idle);
+        session.emit(EventKind::SessionStart, json!({"config": session.config}));
+        session
+    }
+
+    /// Rebuilds a session from `snapshot` output.
+    pub fn restore(snapshot: &str, ports: Ports) -> Result<Self, AgentError> {
+        let snap: Snapshot =
+            serde_json::from_str(snapshot).map_err(|e| AgentError::InvalidConfig(format!("snapshot: {e}")))?;
+        if snap.version != SNAPSHOT_VERSION {
+            return Err(AgentError::InvalidConfig(format!(
+                "snapshot: version {} is not supported (expected {SNAPSHOT_VERSION})",
+                snap.version
+            )));
+        }
+        // A snapshot taken mid-input resumes idle: the interrupted input is in the history.
+        let state = match snap.state {
+            SessionState::Processing => SessionState::Idle,
+            other => other,
+        };
+        Ok(Self::assemble(snap.id, snap.config, ports, snap.history, snap.total_turns, state))
+    }
+
+    fn assemble(
+        id: String,
+        config: SessionConfig,
+        ports: Ports,
+        history: Vec<Turn>,
+        total_turns: u32,
+        state: SessionState,
+    ) -> Self {
+        let profile = Profile::for_config(&config);
+        let client = LlmClient::new(ports.transport.clone(), config.endpoint.clone(), config.protocol);
+        Self {
+            id,
+            config,
+            ports,
+            profile,
+            client,
+            history,
+            state,
+            total_turns,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.state
+    }
+
+    pub fn history(&self) -> &[Turn] {
+        &self.history
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    pub fn set_reasoning_effort(&mut self, effort: Option<ReasoningEffort>) {
+        self.config.reasoning_effort = effort;
+    }
+
+    pub fn history_json(&self) -> String {
+        serde_json::to_string(&self.history).unwrap_or_else(|_| "[]".to_string())
+    }
+
+    pub fn snapshot(&self) -> String {
+        let snap = Snapshot {
+            version: SNAPSHOT_VERSION,
+            id: self.id.clone(),
+            config: self.config.clone(),
+            history: self.history.clone(),
+            total_turns: self.total_turns,
+            state: self.state,
+        };
+        serde_json::to_string(&snap).unwrap_or_default()
+    }
+
+    /// Closes the session (SESSION_END); idempotent.
+    pub fn close(&mut self) {
+        self.close_with("closed");
+    }
+
+    fn close_with(&mut self, reason: &str) {
+        if self.state == SessionState::Closed {
+            return;
+        }
+        self.state = SessionState::Closed;
+        self.emit(EventKind::SessionEnd, json!({"final_state": "closed", "reason": reason}));
+    }
+
+    fn now(&self) -> u64 {
+        self.ports.host.now_ms()
+    }
+
+    fn emit(&self, kind: EventKind, data: Value) {
+        self.ports.host.emit(Event {
+            kind,
+            session_id: self.id.clone(),
+            timestamp_ms: self.now(),
+            data,
+        });
+    }
+
+    /// Runs the loop on an input, then on each queued follow-up.
+    pub fn submit(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
+        match self.state {
+            SessionState::Closed => return Err(AgentError::Closed),
+            SessionState::Processing => return Err(AgentError::Busy),
+            SessionState::Idle | SessionState::AwaitingInput => {}
+        }
+        self.config.validate().map_err(AgentError::InvalidConfig)?;
+        let mut queue = VecDeque::from([input.to_string()]);
+        let mut outcome = None;
+        while let Some(input) = queue.pop_front() {
+            let result = self.process_input(&input)?;
+            let finished = matches!(
+                result.stop_reason,
+                StopReason::Completed | StopReason::RoundLimit | StopReason::TurnLimit
+            );
+            outcome = Some(result);
+            if !finished {
+                break;
+            }
+            queue.extend(self.ports.host.take_follow_ups(&self.id));
+        }
+        outcome.ok_or_else(|| AgentError::Internal("no input was processed".to_string()))
+    }
+
+    fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
+        self.state = SessionState::Processing;
+        self.history.push(Turn::User {
+            content: input.to_string(),
+            timestamp_ms: self.now(),
+        });
+        self.emit(EventKind::UserInput, json!({"content": input}));
+        self.drain_steering();
+
+        let mut rounds = 0u32;
+        let mut final_text = String::new();
+        let exit = self.run_rounds(&mut rounds, &mut final_text);
+        let stop = match exit {
+            Exit::Stopped(stop) => stop,
+            Exit::Failed(error) => {
+                self.emit(
+                    EventKind::Error,
+                    json!({"message": error.to_string(), "kind": error.kind.as_str(), "retryable": error.kind.retryable()}),
+                );
+                self.close_with("error");
+                return Err(AgentError::Llm(error.to_string()));
+            }
+        };
+        self.emit(
+            EventKind::ProcessingEnd,
+            json!({"stop_reason": stop, "rounds": rounds, "turns": self.total_turns}),
+        );
+        match stop {
+            StopReason::Aborted => self.close_with("aborted"),
+            StopReason::AwaitingInput => self.state = SessionState::AwaitingInput,
+            _ => self.state = SessionState::Idle,
+        }
+        Ok(SubmitOutcome {
+            stop_reason: stop,
+            rounds,
+            turns: self.total_turns,
+            final_text,
+        })
+    }
+
+    /// Checks the host's interruption flag; a cancel or abort ends the input.
+    fn interruption(&self) -> Option<StopReason> {
+        match self.ports.host.abort_requested(&self.id)? {
+            Interruption::CancelInput => Some(StopReason::Cancelled),
+            Interruption::AbortSession => Some(StopReason::Aborted),
+        }
+    }
+
+    fn run_rounds(&mut self, rounds: &mut u32, final_text: &mut String) -> Exit {
+        loop {
+            let limits = &self.config.limits;
+            if limits.max_tool_rounds_per_input > 0 && *rounds >= limits.max_tool_rounds_per_input {
+                self.emit(EventKind::TurnLimit, json!({"limit": "max_tool_rounds_per_input", "value": *rounds}));
+                return Exit::Stopped(StopReason::RoundLimit);
+            }
+            if limits.max_turns > 0 && self.total_turns >= limits.max_turns {
+                // max_turns counts LLM cycles (assistant turns) across the session.
+                self.emit(EventKind::TurnLimit, json!({"limit": "max_turns", "value": self.total_turns}));
+                return Exit::Stopped(StopReason::TurnLimit);
+            }
+            if let Some(stop) = self.interruption() {
+                return Exit::Stopped(stop);
+            }
+
+            let response = match self.call_model() {
+                Ok(response) => response,
+                Err(error) if error.kind == ErrorKind::Cancelled => {
+                    return Exit::Stopped(self.interruption().unwrap_or(StopReason::Cancelled));
+                }
+                Err(error) => return Exit::Failed(error),
+            };
+            self.total_turns += 1;
+            let text = response.message.text();
+            let tool_calls = response.message.tool_calls();
+            self.emit(
+                EventKind::AssistantTextEnd,
+                json!({
+                    "text": text,
+                    "reasoning": response.message.reasoning(),
+                    "tool_calls": tool_calls,
+                    "usage": response.usage,
+                    "finish_reason": response.finish_reason,
+                }),
+            );
+            self.history.push(Turn::Assistant {
+                message: response.message,
+                usage: response.usage,
+                response_id: response.id,
+                timestamp_ms: self.now(),
+            });
+            *final_text = text;
+            if tool_calls.is_empty() {
+                return Exit::Stopped(StopReason::Completed);
+            }
+
+            *rounds += 1;
+            let results: Vec<ToolResult> = tool_calls.iter().map(|call| self.execute_tool(call)).collect();
+            self.history.push(Turn::ToolResults {
+                results,
+                timestamp_ms: self.now(),
+            });
+            self.drain_steering();
+        }
+    }
+
+    fn drain_steering(&mut self) {
+        for message in self.ports.host.take_steering(&self.id) {
+            self.history.push(Turn::Steering {
+                content: message.clone(),
+                timestamp_ms: self.now(),
+            });
+            self.emit(EventKind::SteeringInjected, json!({"content": message}));
+        }
+    }
+
+    fn call_model(&self) -> Result<crate::llm::Response, LlmError> {
+        let request = Request {
+            model: self.config.model.clone(),
+            system: profile::system_prompt(&self.config, self.ports.env.as_ref(), self.now()),
+            messages: to_messages(&self.history),
+            tools: self.profile.tools(),
+            max_tokens: self
+                .config
+                .max_output_tokens
+                .unwrap_or(self.profile.default_max_output_tokens),
+            reasoning_effort: self.config.reasoning_effort,
+            provider_options: self.config.provider_options.clone(),
+        };
+        let host = self.ports.host.clone();
+        let id = self.id.clone();
+        let interrupted = move || host.abort_requested(&id).is_some();
+        let mut emit = |event: StreamEvent| {
+            let (kind, data) = match event {
+                StreamEvent::TextStart => (EventKind::AssistantTextStart, json!({})),
+                StreamEvent::TextDelta(delta) => (EventKind::AssistantTextDelta, json!({"delta": delta})),
+                StreamEvent::ReasoningStart => (EventKind::ReasoningStart, json!({})),
+                StreamEvent::ReasoningDelta(delta) => (EventKind::ReasoningDelta, json!({"delta": delta})),
+                StreamEvent::ReasoningEnd => (EventKind::ReasoningEnd, json!({})),
+                // Text end is reported once per response, with the whole text, by the loop.
+                StreamEvent::TextEnd | StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallEnd { .. } => return,
+            };
+            self.emit(kind, data);
+        };
+        self.client.stream(&request, &interrupted, &mut emit)
+    }
+
+    /// Runs one tool call; every failure becomes an `is_error` result.
+    fn execute_tool(&self, call: &ToolCall) -> ToolResult {
+        self.emit(
+            EventKind::ToolCallStart,
+            json!({"call_id": call.id, "tool_name": call.name, "arguments": call.arguments}),
+        );
+        let outcome = self.run_tool(call);
+        match outcome {
+            Ok(output) => {
+                self.emit(
+                    EventKind::ToolCallEnd,
+                    json!({"call_id": call.id, "tool_name": call.name, "output": output}),
+                );
+                let (max_chars, max_lines) = self.config.output_limits(&call.name);
+                ToolResult {
+                    tool_call_id: call.id.clone(),
+                    content: truncation::truncate_tool_output(&output, &call.name, max_chars, max_lines),
+                    is_error: false,
+                }
+            }
+            Err(error) => {
+                self.emit(
+                    EventKind::ToolCallEnd,
+                    json!({"call_id": call.id, "tool_name": call.name, "error": error}),
+                );
+                let (max_chars, _) = self.config.output_limits(&call.name);
+                ToolResult {
+                    tool_call_id: call.id.clone(),
+                    content: truncation::truncate_chars(&error, max_chars, truncation::Mode::HeadTail),
+                    is_error: true,
+                }
+            }
+        }
+    }
+
+    fn run_tool(&self, call: &ToolCall) -> Result<String, String> {
+        let Some(tool) = self.profile.registry.get(&call.name) else {
+            return Err(format!(
+                "Unknown tool: {}. Available tools: {}",
+                call.name,
+                self.profile.registry.names().join(", ")
+            ));
+        };
+        if !call.arguments.is_object() {
+            return Err(format!(
+                "Invalid arguments for tool {}: expected a JSON object, got {}",
+                call.name, call.arguments
+            ));
+        }
+        let arguments_json = call.arguments.to_string();
+        if let Approval::Deny(reason) = self.ports.host.approve(&ApprovalRequest {
+            session_id: self.id.clone(),
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments_json: arguments_json.clone(),
+            summary: summarize(call),
+        }) {
+            return Err(format!("The user denied this {} call: {reason}", call.name));
+        }
+        match tool.runner {
+            Runner::Builtin(run) => {
+                let mut on_output = |stream: OutputStream, delta: &str| {
+                    self.emit(
+                        EventKind::ToolCallOutputDelta,
+                        json!({"call_id": call.id, "stream": stream, "delta": delta}),
+                    );
+                };
+                let mut ctx = ToolContext {
+                    env: self.ports.env.as_ref(),
+                    default_timeout_ms: self.profile.default_command_timeout_ms,
+                    max_timeout_ms: self.config.limits.max_command_timeout_ms,
+                    on_output: &mut on_output,
+                };
+                run(&call.arguments, &mut ctx).map_err(|e| format!("Tool error ({}): {e}", call.name))
+            }
+            Runner::Host => self
+                .ports
+                .host_tools
+                .call(&self.id, &call.name, &arguments_json)
+                .map_err(|e| format!("Tool error ({}): {e}", call.name)),
+        }
+    }
+}
+
+/// A one-line description of a call for approval prompts.
+fn summarize(call: &ToolCall) -> String {
+    let field = |name: &str| call.arguments.get(name).and_then(Value::as_str).unwrap_or_default();
+    match call.name.as_str() {
+        "shell" => format!("run `{}`", field("command")),
+        "write_file" => format!("write {}", field("file_path")),
+        "read_file" => format!("read {}", field("file_path")),
+        other => format!("call {other}"),
+    }
+}
+
+/// A version-4 UUID from 16 random bytes.
+pub fn new_uuid(random: &[u8]) -> String {
+    let mut bytes = [0u8; 16];
+    for (slot, byte) in bytes.iter_mut().zip(random) {
+        *slot = *byte;
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}

@@ -1,0 +1,34 @@
+//! `write_file`: writes a whole file, creating parent directories.
+
+use super::{ToolContext, required_str};
+use crate::llm::ToolDefinition;
+use serde_json::{Value, json};
+
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "write_file".to_string(),
+        description: "Write content to a file. Creates the file and parent directories if needed; \
+                      replaces the file if it exists. Prefer editing existing files over rewriting them."
+            .to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file, absolute or relative to the working directory."},
+                "content": {"type": "string", "description": "The full content of the file."}
+            },
+            "required": ["file_path", "content"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
+    let path = required_str(args, "file_path")?;
+    let content = required_str(args, "content")?;
+    let existed = ctx.env.file_exists(path);
+    ctx.env
+        .write_file(path, content.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let verb = if existed { "Overwrote" } else { "Created" };
+    Ok(format!("{verb} {path} ({} bytes)", content.len()))
+}
