@@ -1,0 +1,22 @@
+//! agent-host: runs the agent-core WebAssembly component natively with wasmtime, backed by
+//! the local machine (files, real processes) and streaming HTTP to LLM endpoints.
+//!
+//! Embedding: build an [`HttpTransport`] from [`Endpoints`], load an [`AgentRuntime`], then
+//! [`AgentRuntime::start_session`] gives an [`AgentSession`] plus a stream of
+//! [`AgentEvent`]s; steer, follow up or interrupt through [`AgentSession::controller`].
+
+pub mod bindings;
+pub mod config;
+pub mod control;
+pub mod endpoints;
+pub mod local_env;
+pub mod process;
+pub mod runtime;
+pub mod state;
+pub mod transport;
+
+pub use control::{AgentEvent, SessionControl};
+pub use endpoints::{Endpoint, Endpoints};
+pub use local_env::LocalEnvironment;
+pub use runtime::{AgentRuntime, AgentSession, CacheOutcome};
+pub use transport::HttpTransport;

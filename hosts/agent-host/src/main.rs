@@ -1,1 +1,332 @@
-fn main(){}
+//! The `agent-host` command line.
+
+use agent_host::bindings::api;
+use agent_host::config::{default_model, locate_component, session_config};
+use agent_host::{AgentEvent, AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Exit codes a script can rely on.
+mod exit {
+    pub const USAGE: u8 = 2;
+    pub const AGENT_ERROR: u8 = 1;
+    pub const LIMIT: u8 = 3;
+    pub const INTERRUPTED: u8 = 130;
+}
+
+#[derive(Parser)]
+#[command(name = "agent-host", version, about = "Run the agent-core component natively")]
+struct Cli {
+    /// The core component (default: $AGENT_CORE_COMPONENT, or agent-core.wasm near the binary).
+    #[arg(long, global = true)]
+    component: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a task to completion and print each event as it happens.
+    Run {
+        /// What the agent should do.
+        task: String,
+        /// Working directory of the agent (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Provider profile: anthropic, openai or gemini (default: the first with a key).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
+        #[arg(long)]
+        model: Option<String>,
+        /// Print one JSON object per event instead of readable text.
+        #[arg(long)]
+        json: bool,
+        /// Stop after this many LLM turns (0 = unlimited).
+        #[arg(long, default_value_t = 0)]
+        max_turns: u32,
+    },
+    /// Run one tool through the component and print its output.
+    Tool {
+        /// Tool name, e.g. read_file.
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Provider profile whose tool set to use.
+        #[arg(long, default_value = "anthropic")]
+        provider: String,
+    },
+}
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("agent-host: {message}");
+    ExitCode::from(code)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let component = match locate_component(cli.component) {
+        Ok(path) => path,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    match cli.command {
+        Command::Run {
+            task,
+            cwd,
+            provider,
+            model,
+            json,
+            max_turns,
+        } => run(component, task, cwd, provider, model, json, max_turns).await,
+        Command::Tool {
+            name,
+            args,
+            cwd,
+            provider,
+        } => tool(component, name, args, cwd, provider).await,
+    }
+}
+
+fn environment(cwd: Option<PathBuf>) -> Result<Arc<LocalEnvironment>, String> {
+    let dir = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    LocalEnvironment::new(&dir)
+        .map(Arc::new)
+        .map_err(|e| format!("cannot use {} as the working directory: {e}", dir.display()))
+}
+
+fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<AgentRuntime, String> {
+    let transport = HttpTransport::new(endpoints).map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+    let cache = agent_host::runtime::default_cache_dir();
+    AgentRuntime::load(component, cache.as_deref(), transport).map_err(|e| format!("{e:#}"))
+}
+
+async fn run(
+    component: PathBuf,
+    task: String,
+    cwd: Option<PathBuf>,
+    provider: Option<String>,
+    model: Option<String>,
+    json: bool,
+    max_turns: u32,
+) -> ExitCode {
+    let endpoints = Endpoints::from_env();
+    let provider = match provider {
+        Some(p) => p,
+        None => match endpoints.first_configured() {
+            Some(endpoint) => endpoint.name.clone(),
+            None => {
+                return fail(
+                    exit::USAGE,
+                    "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY), \
+                     or ANTHROPIC_BASE_URL for an Anthropic-compatible server that needs no key",
+                );
+            }
+        },
+    };
+    match endpoints.get(&provider) {
+        None => return fail(exit::USAGE, format!("unknown provider {provider:?}: use anthropic, openai or gemini")),
+        Some(endpoint) if !endpoint.configured => {
+            return fail(
+                exit::USAGE,
+                format!("provider {provider} is not configured: set {} (or its base URL)", endpoint.key_var),
+            );
+        }
+        Some(_) => {}
+    }
+    let model = model
+        .or_else(|| std::env::var(format!("{}_MODEL", provider.to_ascii_uppercase())).ok())
+        .unwrap_or_else(|| default_model(&provider).to_string());
+    let env = match environment(cwd) {
+        Ok(env) => env,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let runtime = match load_runtime(&component, endpoints) {
+        Ok(runtime) => runtime,
+        Err(message) => return fail(exit::AGENT_ERROR, message),
+    };
+    let mut config = session_config(&provider, &model);
+    config.limits.max_turns = max_turns;
+    let (mut session, mut events) = match runtime.start_session(config, env).await {
+        Ok(started) => started,
+        Err(e) => return fail(exit::AGENT_ERROR, format!("the component failed to start a session: {e:#}")),
+    };
+    let controller = session.controller();
+    let printer = tokio::spawn(async move {
+        let mut view = EventView::new(json);
+        while let Some(event) = events.recv().await {
+            view.show(&event);
+        }
+        view.finish();
+    });
+    let outcome = tokio::select! {
+        outcome = session.submit(&task) => Some(outcome),
+        _ = tokio::signal::ctrl_c() => {
+            controller.abort();
+            None
+        }
+    };
+    let outcome = match outcome {
+        Some(outcome) => outcome,
+        // The loop notices the abort at its next check and closes the session.
+        None => session.submit("").await.map(|_| Ok(interrupted_outcome())),
+    };
+    let _ = session.close().await;
+    // The event channel ends when the last holder of the session's control is gone.
+    drop(controller);
+    drop(session);
+    let _ = printer.await;
+    match outcome {
+        Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+        Ok(Err(error)) => fail(exit::AGENT_ERROR, describe_agent_error(&error)),
+        Ok(Ok(outcome)) => match outcome.stop_reason {
+            api::StopReason::Completed => ExitCode::SUCCESS,
+            api::StopReason::TurnLimit | api::StopReason::RoundLimit => {
+                fail(exit::LIMIT, format!("stopped by a limit after {} turns", outcome.turns))
+            }
+            api::StopReason::AwaitingInput => ExitCode::SUCCESS,
+            api::StopReason::Cancelled | api::StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
+        },
+    }
+}
+
+fn interrupted_outcome() -> api::SubmitOutcome {
+    api::SubmitOutcome {
+        stop_reason: api::StopReason::Aborted,
+        rounds: 0,
+        turns: 0,
+        final_text: String::new(),
+    }
+}
+
+fn describe_agent_error(error: &api::AgentError) -> String {
+    match error {
+        api::AgentError::Closed => "the session is closed".to_string(),
+        api::AgentError::Busy => "the session is busy".to_string(),
+        api::AgentError::InvalidConfig(m) => format!("invalid configuration: {m}"),
+        api::AgentError::Llm(m) => format!("the LLM request failed: {m}"),
+        api::AgentError::Internal(m) => format!("internal error: {m}"),
+    }
+}
+
+async fn tool(component: PathBuf, name: String, args: String, cwd: Option<PathBuf>, provider: String) -> ExitCode {
+    let env = match environment(cwd) {
+        Ok(env) => env,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let runtime = match load_runtime(&component, Endpoints::from_env()) {
+        Ok(runtime) => runtime,
+        Err(message) => return fail(exit::AGENT_ERROR, message),
+    };
+    match runtime.run_tool(env, &provider, &name, &args).await {
+        Ok(Ok(output)) => {
+            print!("{output}");
+            if !output.ends_with('\n') {
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(Err(error)) => fail(exit::AGENT_ERROR, format!("{name}: {error}")),
+        Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+    }
+}
+
+/// Prints events for people (or as JSON lines for scripts).
+struct EventView {
+    json: bool,
+    /// Whether the cursor is in the middle of streamed assistant text.
+    mid_line: bool,
+}
+
+impl EventView {
+    fn new(json: bool) -> Self {
+        Self { json, mid_line: false }
+    }
+
+    fn show(&mut self, event: &AgentEvent) {
+        let mut out = std::io::stdout().lock();
+        if self.json {
+            if let Ok(line) = serde_json::to_string(event) {
+                let _ = writeln!(out, "{line}");
+            }
+            return;
+        }
+        let data = &event.data;
+        let text = |field: &str| data.get(field).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        match event.kind.as_str() {
+            "ASSISTANT_TEXT_DELTA" => {
+                let _ = write!(out, "{}", text("delta"));
+                self.mid_line = !text("delta").ends_with('\n');
+            }
+            "TOOL_CALL_START" => {
+                self.break_line(&mut out);
+                let _ = writeln!(out, "> {} {}", text("tool_name"), summarize_arguments(&data["arguments"]));
+            }
+            "TOOL_CALL_END" => {
+                if let Some(error) = data.get("error").and_then(|v| v.as_str()) {
+                    let _ = writeln!(out, "  ! {}", first_lines(error, 3));
+                } else {
+                    let _ = writeln!(out, "{}", indent(&first_lines(&text("output"), 8)));
+                }
+            }
+            "STEERING_INJECTED" => {
+                self.break_line(&mut out);
+                let _ = writeln!(out, "[steering] {}", text("content"));
+            }
+            "TURN_LIMIT" | "LOOP_DETECTION" | "WARNING" => {
+                self.break_line(&mut out);
+                let _ = writeln!(out, "[{}] {}", event.kind.to_lowercase(), data);
+            }
+            "ERROR" => {
+                self.break_line(&mut out);
+                eprintln!("[error] {}", text("message"));
+            }
+            _ => {}
+        }
+        let _ = out.flush();
+    }
+
+    fn break_line(&mut self, out: &mut impl Write) {
+        if self.mid_line {
+            let _ = writeln!(out);
+            self.mid_line = false;
+        }
+    }
+
+    fn finish(&mut self) {
+        self.break_line(&mut std::io::stdout());
+    }
+}
+
+fn summarize_arguments(arguments: &serde_json::Value) -> String {
+    let text = match arguments.get("command").or_else(|| arguments.get("file_path")) {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        _ => arguments.to_string(),
+    };
+    first_lines(&text, 1)
+}
+
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    if lines.len() <= n {
+        return lines.join("\n");
+    }
+    format!("{}\n... ({} more lines)", lines[..n].join("\n"), lines.len() - n)
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+}

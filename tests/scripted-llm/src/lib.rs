@@ -1,0 +1,181 @@
+//! A scripted LLM server for tests and demos. It listens on 127.0.0.1, answers each request
+//! with the next scripted reply in a provider's real wire format (Anthropic Messages
+//! streaming today), and records every request it received.
+
+pub mod anthropic;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One scripted answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    #[serde(default = "ok")]
+    pub status: u16,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// Body pieces, sent as separate writes so clients see real streaming.
+    pub chunks: Vec<String>,
+    /// Pause before each piece, in milliseconds.
+    #[serde(default)]
+    pub delay_ms: u64,
+}
+
+fn ok() -> u16 {
+    200
+}
+
+/// A request the server received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl RecordedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// What the server checks and replays.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Script {
+    pub replies: Vec<Reply>,
+    /// If set, requests without this `x-api-key` get Anthropic's 401 error.
+    #[serde(default)]
+    pub require_api_key: Option<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<RecordedRequest>>,
+    require_api_key: Option<String>,
+}
+
+/// A running server; it stops when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl ScriptedServer {
+    /// Starts on an ephemeral port of 127.0.0.1 inside the current tokio runtime.
+    pub async fn start(script: Script) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared {
+            replies: Mutex::new(script.replies.into()),
+            requests: Mutex::new(Vec::new()),
+            require_api_key: script.require_api_key,
+        });
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(Self {
+            addr,
+            shared,
+            shutdown: Some(tx),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`, for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The requests received so far.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Replies not yet used.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.replies).len()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let recorded = RecordedRequest {
+        method: method.to_string(),
+        path: uri.path_and_query().map(|p| p.to_string()).unwrap_or_default(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    };
+    let authorized = match &shared.require_api_key {
+        Some(key) => recorded.header("x-api-key") == Some(key.as_str()),
+        None => true,
+    };
+    lock(&shared.requests).push(recorded);
+    let reply = if authorized {
+        lock(&shared.replies)
+            .pop_front()
+            .unwrap_or_else(|| anthropic::error(500, "api_error", "the scripted server has no more replies"))
+    } else {
+        anthropic::error(401, "authentication_error", "invalid x-api-key")
+    };
+    respond(reply)
+}
+
+fn respond(reply: Reply) -> Response {
+    let delay = Duration::from_millis(reply.delay_ms);
+    let chunks = reply.chunks;
+    let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| async move {
+        let next = rest.next()?;
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        Some((Ok::<_, std::io::Error>(Bytes::from(next)), rest))
+    });
+    let mut builder = Response::builder().status(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    for (name, value) in &reply.headers {
+        builder = builder.header(name, value);
+    }
+    builder
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| Response::new(Body::from("invalid scripted reply headers")))
+}

@@ -1,0 +1,96 @@
+//! The application's side of a running session: events out, steering, follow-ups and
+//! interruptions in. Shared between the session's store and any number of controllers.
+
+use crate::bindings::session_host::Interruption;
+use serde::Serialize;
+use std::sync::Mutex;
+use tokio::sync::{mpsc, watch};
+
+/// One event of a session, as the embedding API delivers it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentEvent {
+    /// The spec's name, e.g. `TOOL_CALL_END`.
+    pub kind: String,
+    pub session_id: String,
+    pub timestamp_ms: u64,
+    pub data: serde_json::Value,
+}
+
+/// Queues and flags of one session.
+#[derive(Debug)]
+pub struct SessionControl {
+    steering: Mutex<Vec<String>>,
+    follow_ups: Mutex<Vec<String>>,
+    interruption: watch::Sender<Option<Interruption>>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+impl SessionControl {
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
+        let (events, receiver) = mpsc::unbounded_channel();
+        let control = Self {
+            steering: Mutex::new(Vec::new()),
+            follow_ups: Mutex::new(Vec::new()),
+            interruption: watch::Sender::new(None),
+            events,
+        };
+        (control, receiver)
+    }
+
+    /// Queues a message injected after the current tool round.
+    pub fn steer(&self, message: impl Into<String>) {
+        lock(&self.steering).push(message.into());
+    }
+
+    /// Queues an input processed after the current one completes.
+    pub fn follow_up(&self, message: impl Into<String>) {
+        lock(&self.follow_ups).push(message.into());
+    }
+
+    /// Stops the current input; the session stays usable.
+    pub fn cancel(&self) {
+        self.interruption.send_if_modified(|current| {
+            let changed = current.is_none();
+            current.get_or_insert(Interruption::CancelInput);
+            changed
+        });
+    }
+
+    /// Shuts the session down gracefully.
+    pub fn abort(&self) {
+        self.interruption.send_replace(Some(Interruption::AbortSession));
+    }
+
+    /// Clears a cancel once the input it stopped has returned (an abort stays).
+    pub fn clear_cancel(&self) {
+        self.interruption
+            .send_if_modified(|current| current.take_if(|i| *i == Interruption::CancelInput).is_some());
+    }
+
+    pub fn interruption(&self) -> Option<Interruption> {
+        *self.interruption.borrow()
+    }
+
+    /// Resolves when an interruption is requested.
+    pub async fn interrupted(&self) {
+        let mut rx = self.interruption.subscribe();
+        let _ = rx.wait_for(Option::is_some).await;
+    }
+
+    pub fn take_steering(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.steering))
+    }
+
+    pub fn take_follow_ups(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.follow_ups))
+    }
+
+    pub fn emit(&self, event: AgentEvent) {
+        // A dropped receiver means nobody listens any more; the session goes on.
+        let _ = self.events.send(event);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

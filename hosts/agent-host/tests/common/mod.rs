@@ -1,0 +1,48 @@
+//! Shared helpers of the agent-host integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Output;
+
+/// The built core component: `$AGENT_CORE_COMPONENT` (set by `make test`), else
+/// `target/agent-core.wasm` of the workspace. Missing is a failure, not a skip: `make test`
+/// always builds it first.
+pub fn component() -> PathBuf {
+    let path = std::env::var_os("AGENT_CORE_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/agent-core.wasm"));
+    assert!(
+        path.is_file(),
+        "the core component {} is missing: run `make component` (make test does it)",
+        path.display()
+    );
+    path
+}
+
+/// A cache directory shared by the tests of one run, so only the first compiles.
+pub fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+/// The `agent-host` binary with a clean environment: no provider variables of the machine
+/// leak in, and the test's component and cache are used.
+pub fn agent_host() -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    for (name, _) in std::env::vars() {
+        if ["ANTHROPIC_", "OPENAI_", "GEMINI_"].iter().any(|p| name.starts_with(p)) {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env("AGENT_CORE_COMPONENT", component())
+        .env("AGENT_HOST_CACHE_DIR", cache_dir())
+        .kill_on_drop(true);
+    cmd
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
