@@ -85,8 +85,13 @@ impl LlmClient {
                     }
                 }
                 None => {
-                    if let Some(event) = decoder.finish() {
-                        fold.handle(&event.data, emit)?;
+                    // A fragment left at the end that does not parse is a cut-off event:
+                    // reported below as an incomplete stream, not as malformed JSON.
+                    if let Some(event) = decoder.finish()
+                        && let Err(error) = fold.handle(&event.data, emit)
+                        && error.kind != ErrorKind::Stream
+                    {
+                        return Err(error);
                     }
                     break;
                 }
