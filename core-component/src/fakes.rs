@@ -37,11 +37,16 @@ impl FakeEnv {
     }
 
     fn key(path: &str) -> String {
-        path.strip_prefix("/work/").unwrap_or(path).trim_start_matches("./").to_string()
+        path.strip_prefix("/work/")
+            .unwrap_or(path)
+            .trim_start_matches("./")
+            .to_string()
     }
 
     pub fn put(&self, path: &str, contents: &str) {
-        self.files.borrow_mut().insert(Self::key(path), contents.as_bytes().to_vec());
+        self.files
+            .borrow_mut()
+            .insert(Self::key(path), contents.as_bytes().to_vec());
     }
 
     pub fn get(&self, path: &str) -> Option<String> {
@@ -111,7 +116,10 @@ impl Environment for FakeEnv {
         let result = (self.handler)(&request);
         self.spawned.borrow_mut().push(request);
         let mut chunks = VecDeque::new();
-        for (stream, text) in [(OutputStream::Stdout, &result.stdout), (OutputStream::Stderr, &result.stderr)] {
+        for (stream, text) in [
+            (OutputStream::Stdout, &result.stdout),
+            (OutputStream::Stderr, &result.stderr),
+        ] {
             if !text.is_empty() {
                 chunks.push_back(OutputChunk {
                     stream,
@@ -209,7 +217,9 @@ impl Transport for ScriptedTransport {
     fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
         self.requests.borrow_mut().push(request);
         let Some(scripted) = self.responses.borrow_mut().pop_front() else {
-            return Err(TransportError::Connect("the script has no more responses".to_string()));
+            return Err(TransportError::Connect(
+                "the script has no more responses".to_string(),
+            ));
         };
         Ok(Box::new(FakeHttpResponse {
             status: scripted.status,
@@ -278,7 +288,9 @@ impl SessionHost for RecordingHost {
         1_767_225_600_000 + t
     }
     fn random_bytes(&self, len: usize) -> Vec<u8> {
-        (0..len).map(|i| (i as u8).wrapping_mul(37).wrapping_add(11)).collect()
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(37).wrapping_add(11))
+            .collect()
     }
 }
 

@@ -47,7 +47,9 @@ pub fn to_messages(history: &[Turn]) -> Vec<Message> {
     history
         .iter()
         .map(|turn| match turn {
-            Turn::User { content, .. } | Turn::Steering { content, .. } => Message::user_text(content.clone()),
+            Turn::User { content, .. } | Turn::Steering { content, .. } => {
+                Message::user_text(content.clone())
+            }
             Turn::System { content, .. } => Message::user_text(format!("[system] {content}")),
             Turn::Assistant { message, .. } => message.clone(),
             Turn::ToolResults { results, .. } => Message {

@@ -23,15 +23,22 @@ pub use events::{Event, EventKind};
 pub use session::{AgentError, Session, SessionState, StopReason, SubmitOutcome};
 
 /// Runs one tool of a profile outside any session (the `run-tool` export).
-pub fn run_tool(provider: &str, name: &str, arguments_json: &str, ports: &ports::Ports) -> Result<String, String> {
+pub fn run_tool(
+    provider: &str,
+    name: &str,
+    arguments_json: &str,
+    ports: &ports::Ports,
+) -> Result<String, String> {
     let mut config = SessionConfig::new(provider, "run-tool");
     config.validate()?;
     config.session_id = Some("run-tool".to_string());
     let profile = profile::Profile::for_config(&config);
-    let tool = profile
-        .registry
-        .get(name)
-        .ok_or_else(|| format!("unknown tool {name:?}; the {provider} profile has: {}", profile.registry.names().join(", ")))?;
+    let tool = profile.registry.get(name).ok_or_else(|| {
+        format!(
+            "unknown tool {name:?}; the {provider} profile has: {}",
+            profile.registry.names().join(", ")
+        )
+    })?;
     let arguments: serde_json::Value =
         serde_json::from_str(arguments_json).map_err(|e| format!("arguments are not valid JSON: {e}"))?;
     if !arguments.is_object() {

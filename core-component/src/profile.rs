@@ -97,7 +97,11 @@ pub fn system_prompt(config: &SessionConfig, env: &dyn Environment, now_ms: u64)
         civil_date(now_ms),
         config.model,
     ));
-    if let Some(instructions) = config.user_instructions.as_deref().filter(|s| !s.trim().is_empty()) {
+    if let Some(instructions) = config
+        .user_instructions
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
         prompt.push_str("\n\n");
         prompt.push_str(instructions);
     }

@@ -104,8 +104,8 @@ impl Session {
 
     /// Rebuilds a session from `snapshot` output.
     pub fn restore(snapshot: &str, ports: Ports) -> Result<Self, AgentError> {
-        let snap: Snapshot =
-            serde_json::from_str(snapshot).map_err(|e| AgentError::InvalidConfig(format!("snapshot: {e}")))?;
+        let snap: Snapshot = serde_json::from_str(snapshot)
+            .map_err(|e| AgentError::InvalidConfig(format!("snapshot: {e}")))?;
         if snap.version != SNAPSHOT_VERSION {
             return Err(AgentError::InvalidConfig(format!(
                 "snapshot: version {} is not supported (expected {SNAPSHOT_VERSION})",
@@ -117,7 +117,14 @@ impl Session {
             SessionState::Processing => SessionState::Idle,
             other => other,
         };
-        Ok(Self::assemble(snap.id, snap.config, ports, snap.history, snap.total_turns, state))
+        Ok(Self::assemble(
+            snap.id,
+            snap.config,
+            ports,
+            snap.history,
+            snap.total_turns,
+            state,
+        ))
     }
 
     fn assemble(
@@ -188,7 +195,10 @@ impl Session {
             return;
         }
         self.state = SessionState::Closed;
-        self.emit(EventKind::SessionEnd, json!({"final_state": "closed", "reason": reason}));
+        self.emit(
+            EventKind::SessionEnd,
+            json!({"final_state": "closed", "reason": reason}),
+        );
     }
 
     fn now(&self) -> u64 {
@@ -281,12 +291,18 @@ impl Session {
         loop {
             let limits = &self.config.limits;
             if limits.max_tool_rounds_per_input > 0 && *rounds >= limits.max_tool_rounds_per_input {
-                self.emit(EventKind::TurnLimit, json!({"limit": "max_tool_rounds_per_input", "value": *rounds}));
+                self.emit(
+                    EventKind::TurnLimit,
+                    json!({"limit": "max_tool_rounds_per_input", "value": *rounds}),
+                );
                 return Exit::Stopped(StopReason::RoundLimit);
             }
             if limits.max_turns > 0 && self.total_turns >= limits.max_turns {
                 // max_turns counts LLM cycles (assistant turns) across the session.
-                self.emit(EventKind::TurnLimit, json!({"limit": "max_turns", "value": self.total_turns}));
+                self.emit(
+                    EventKind::TurnLimit,
+                    json!({"limit": "max_turns", "value": self.total_turns}),
+                );
                 return Exit::Stopped(StopReason::TurnLimit);
             }
             if let Some(stop) = self.interruption() {
@@ -368,7 +384,9 @@ impl Session {
                 StreamEvent::ReasoningDelta(delta) => (EventKind::ReasoningDelta, json!({"delta": delta})),
                 StreamEvent::ReasoningEnd => (EventKind::ReasoningEnd, json!({})),
                 // Text end is reported once per response, with the whole text, by the loop.
-                StreamEvent::TextEnd | StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallEnd { .. } => return,
+                StreamEvent::TextEnd
+                | StreamEvent::ToolCallStart { .. }
+                | StreamEvent::ToolCallEnd { .. } => return,
             };
             self.emit(kind, data);
         };
@@ -461,7 +479,12 @@ impl Session {
 
 /// A one-line description of a call for approval prompts.
 fn summarize(call: &ToolCall) -> String {
-    let field = |name: &str| call.arguments.get(name).and_then(Value::as_str).unwrap_or_default();
+    let field = |name: &str| {
+        call.arguments
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
     match call.name.as_str() {
         "shell" => format!("run `{}`", field("command")),
         "write_file" => format!("write {}", field("file_path")),
@@ -479,5 +502,12 @@ pub fn new_uuid(random: &[u8]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }

@@ -105,7 +105,11 @@ mod tests {
 
     #[test]
     fn head_tail_keeps_both_ends_and_says_how_much_was_removed() {
-        let out = truncate_chars(&format!("{}{}", "a".repeat(100), "b".repeat(100)), 50, Mode::HeadTail);
+        let out = truncate_chars(
+            &format!("{}{}", "a".repeat(100), "b".repeat(100)),
+            50,
+            Mode::HeadTail,
+        );
         assert!(out.starts_with(&"a".repeat(25)));
         assert!(out.ends_with(&"b".repeat(25)));
         assert!(out.contains("150 characters were removed from the middle"));

@@ -243,7 +243,9 @@ fn wasm_ports() -> Ports {
     // first so the failure can be diagnosed.
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
-        std::panic::set_hook(Box::new(|info| log(ports::LogLevel::Error, &format!("agent-core panicked: {info}"))));
+        std::panic::set_hook(Box::new(|info| {
+            log(ports::LogLevel::Error, &format!("agent-core panicked: {info}"))
+        }));
     });
     Ports {
         env: Rc::new(Env),
@@ -303,7 +305,9 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
             })
             .collect(),
         user_instructions: c.user_instructions,
-        provider_options: c.provider_options_json.and_then(|s| serde_json::from_str(&s).ok()),
+        provider_options: c
+            .provider_options_json
+            .and_then(|s| serde_json::from_str(&s).ok()),
         depth: c.depth,
         session_id: c.session_id,
     }
@@ -370,7 +374,10 @@ impl api::GuestSession for SessionResource {
 
     fn submit(&self, input: String) -> Result<api::SubmitOutcome, api::AgentError> {
         self.state.set(SessionState::Processing);
-        let outcome = self.with(|s| s.submit(&input)).and_then(|r| r).map_err(agent_error)?;
+        let outcome = self
+            .with(|s| s.submit(&input))
+            .and_then(|r| r)
+            .map_err(agent_error)?;
         Ok(api::SubmitOutcome {
             stop_reason: match outcome.stop_reason {
                 StopReason::Completed => api::StopReason::Completed,
@@ -403,7 +410,8 @@ impl api::GuestSession for SessionResource {
     }
 
     fn history_json(&self) -> String {
-        self.with(|s| s.history_json()).unwrap_or_else(|_| "[]".to_string())
+        self.with(|s| s.history_json())
+            .unwrap_or_else(|_| "[]".to_string())
     }
 
     fn snapshot(&self) -> String {

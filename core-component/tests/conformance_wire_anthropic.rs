@@ -40,15 +40,27 @@ fn check(name: &str, response: &Response, expected: &Value) {
         let ours = response.message.tool_calls();
         assert_eq!(ours.len(), calls.len(), "{name}: number of tool calls");
         for (call, want) in ours.iter().zip(calls) {
-            assert_eq!(call.id, want["id"].as_str().unwrap_or_default(), "{name}: tool id");
-            assert_eq!(call.name, want["name"].as_str().unwrap_or_default(), "{name}: tool name");
+            assert_eq!(
+                call.id,
+                want["id"].as_str().unwrap_or_default(),
+                "{name}: tool id"
+            );
+            assert_eq!(
+                call.name,
+                want["name"].as_str().unwrap_or_default(),
+                "{name}: tool name"
+            );
             if let Some(args) = want.get("arguments") {
                 assert_eq!(&call.arguments, args, "{name}: arguments");
             }
         }
     }
     if let Some(stop) = expected.get("stop_reason").and_then(Value::as_str) {
-        assert_eq!(response.raw_finish_reason.as_deref(), Some(stop), "{name}: stop reason");
+        assert_eq!(
+            response.raw_finish_reason.as_deref(),
+            Some(stop),
+            "{name}: stop reason"
+        );
     }
     if let Some(usage) = expected.get("usage") {
         if let Some(n) = usage.get("input_tokens").and_then(Value::as_u64) {
@@ -62,9 +74,18 @@ fn check(name: &str, response: &Response, expected: &Value) {
         assert_eq!(response.id.as_deref(), Some(id), "{name}: message id");
     }
     if let Some(thinking) = expected.get("thinking").and_then(Value::as_str) {
-        assert_eq!(response.message.reasoning().as_deref(), Some(thinking), "{name}: thinking");
+        assert_eq!(
+            response.message.reasoning().as_deref(),
+            Some(thinking),
+            "{name}: thinking"
+        );
     }
-    let redacted = response.message.parts.iter().filter(|p| matches!(p, ContentPart::RedactedThinking { .. })).count();
+    let redacted = response
+        .message
+        .parts
+        .iter()
+        .filter(|p| matches!(p, ContentPart::RedactedThinking { .. }))
+        .count();
     if let Some(n) = expected.get("redacted_thinking_blocks").and_then(Value::as_u64) {
         assert_eq!(redacted as u64, n, "{name}: redacted thinking blocks");
     }
@@ -77,9 +98,16 @@ fn recorded_anthropic_wire_fixtures_decode_to_their_expected_results() {
         return;
     };
     let mut checked = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
-    for meta_path in entries.iter().filter(|p| p.to_string_lossy().ends_with(".meta.json")) {
+    for meta_path in entries
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".meta.json"))
+    {
         let meta: Value = serde_json::from_str(&std::fs::read_to_string(meta_path).unwrap()).unwrap();
         let name = meta["file"].as_str().unwrap().to_string();
         let bytes = std::fs::read(dir.join(&name)).unwrap();
@@ -95,7 +123,8 @@ fn recorded_anthropic_wire_fixtures_decode_to_their_expected_results() {
         }
         if name.ends_with(".sse") {
             // Whole, and in awkward 5-byte pieces: the result must not depend on chunking.
-            let (whole, finished) = decode_stream(&bytes, bytes.len()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (whole, finished) =
+                decode_stream(&bytes, bytes.len()).unwrap_or_else(|e| panic!("{name}: {e}"));
             let (pieces, _) = decode_stream(&bytes, 5).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(whole, pieces, "{name}: chunking changed the result");
             assert!(finished, "{name}: message_stop not seen");

@@ -35,11 +35,18 @@ fn text_only_reply_completes_naturally_and_returns_to_idle() {
 #[test]
 fn a_tool_round_executes_and_its_result_is_sent_with_the_next_request() {
     let mut h = Harness::new(vec![
-        tool_reply(&[("toolu_1", "write_file", json!({"file_path": "hello.py", "content": "print('Hello')\n"}))]),
+        tool_reply(&[(
+            "toolu_1",
+            "write_file",
+            json!({"file_path": "hello.py", "content": "print('Hello')\n"}),
+        )]),
         text_reply("done"),
     ]);
     let outcome = h.session.submit("create hello.py").unwrap();
-    assert_eq!((outcome.stop_reason, outcome.rounds, outcome.turns), (StopReason::Completed, 1, 2));
+    assert_eq!(
+        (outcome.stop_reason, outcome.rounds, outcome.turns),
+        (StopReason::Completed, 1, 2)
+    );
     assert_eq!(h.env.get("hello.py").as_deref(), Some("print('Hello')\n"));
 
     let results = h.tool_results(1);
@@ -49,7 +56,10 @@ fn a_tool_round_executes_and_its_result_is_sent_with_the_next_request() {
     // The assistant's tool_use is replayed before the result, with its parsed input.
     let second = &h.transport.request_bodies()[1];
     assert_eq!(second["messages"][1]["role"], "assistant");
-    assert_eq!(second["messages"][1]["content"][0]["input"]["file_path"], "hello.py");
+    assert_eq!(
+        second["messages"][1]["content"][0]["input"]["file_path"],
+        "hello.py"
+    );
     let end = &h.events_of(EventKind::ToolCallEnd)[0];
     assert_eq!(end["call_id"], "toolu_1");
     assert!(end["output"].as_str().unwrap().starts_with("Created hello.py"));
@@ -61,7 +71,12 @@ fn multiple_sequential_inputs_share_one_history() {
     h.session.submit("one").unwrap();
     h.session.submit("two").unwrap();
     let second = &h.transport.request_bodies()[1];
-    let roles: Vec<&str> = second["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(roles, ["user", "assistant", "user"]);
     assert_eq!(second["messages"][2]["content"][0]["text"], "two");
 }
@@ -83,7 +98,11 @@ fn tool_failures_become_error_results_the_model_can_recover_from() {
     let text = |i: usize| results[i]["content"].as_str().unwrap().to_string();
     assert!(text(0).starts_with("Unknown tool: no_such_tool. Available tools: read_file, write_file, shell"));
     assert!(text(1).contains("file not found: missing.txt"), "{}", text(1));
-    assert!(text(2).contains("missing required argument `file_path`"), "{}", text(2));
+    assert!(
+        text(2).contains("missing required argument `file_path`"),
+        "{}",
+        text(2)
+    );
 }
 
 #[test]
@@ -97,7 +116,10 @@ fn shell_output_streams_as_deltas_and_timeouts_are_explained() {
     let mut h = Harness::with(
         env,
         SessionConfig::new("anthropic", "m"),
-        vec![tool_reply(&[("t1", "shell", json!({"command": "slow", "timeout_ms": 50}))]), text_reply("ok")],
+        vec![
+            tool_reply(&[("t1", "shell", json!({"command": "slow", "timeout_ms": 50}))]),
+            text_reply("ok"),
+        ],
     );
     h.session.submit("run it").unwrap();
     assert_eq!(h.env.spawned.borrow()[0].timeout_ms, 50);
@@ -105,7 +127,10 @@ fn shell_output_streams_as_deltas_and_timeouts_are_explained() {
     assert_eq!(deltas[0]["delta"], "partial\n");
     assert_eq!(deltas[0]["stream"], "stdout");
     let content = h.tool_results(1)[0]["content"].as_str().unwrap().to_string();
-    assert!(content.starts_with("partial\n[ERROR: Command timed out after 50ms."), "{content}");
+    assert!(
+        content.starts_with("partial\n[ERROR: Command timed out after 50ms."),
+        "{content}"
+    );
 }
 
 #[test]
@@ -116,7 +141,10 @@ fn anthropic_profile_defaults_shell_timeout_to_120_s_capped_by_the_maximum() {
         FakeEnv::default(),
         config,
         vec![
-            tool_reply(&[("t1", "shell", json!({"command": "a"})), ("t2", "shell", json!({"command": "b", "timeout_ms": 999_999}))]),
+            tool_reply(&[
+                ("t1", "shell", json!({"command": "a"})),
+                ("t2", "shell", json!({"command": "b", "timeout_ms": 999_999})),
+            ]),
             text_reply("ok"),
         ],
     );
@@ -132,11 +160,17 @@ fn round_limit_stops_the_input_with_a_turn_limit_event() {
     let mut h = Harness::with(
         FakeEnv::default(),
         config,
-        vec![tool_reply(&[("t1", "shell", json!({"command": "a"}))]), tool_reply(&[("t2", "shell", json!({"command": "b"}))])],
+        vec![
+            tool_reply(&[("t1", "shell", json!({"command": "a"}))]),
+            tool_reply(&[("t2", "shell", json!({"command": "b"}))]),
+        ],
     );
     let outcome = h.session.submit("loop").unwrap();
     assert_eq!((outcome.stop_reason, outcome.rounds), (StopReason::RoundLimit, 1));
-    assert_eq!(h.events_of(EventKind::TurnLimit), [json!({"limit": "max_tool_rounds_per_input", "value": 1})]);
+    assert_eq!(
+        h.events_of(EventKind::TurnLimit),
+        [json!({"limit": "max_tool_rounds_per_input", "value": 1})]
+    );
     assert_eq!(h.session.state(), SessionState::Idle);
     assert_eq!(h.transport.requests.borrow().len(), 1);
 }
@@ -148,17 +182,27 @@ fn max_turns_counts_llm_cycles_across_the_session() {
     let mut h = Harness::with(
         FakeEnv::default(),
         config,
-        vec![text_reply("one"), tool_reply(&[("t1", "shell", json!({"command": "a"}))]), text_reply("never")],
+        vec![
+            text_reply("one"),
+            tool_reply(&[("t1", "shell", json!({"command": "a"}))]),
+            text_reply("never"),
+        ],
     );
     h.session.submit("first").unwrap();
     let outcome = h.session.submit("second").unwrap();
     assert_eq!((outcome.stop_reason, outcome.turns), (StopReason::TurnLimit, 2));
-    assert_eq!(h.events_of(EventKind::TurnLimit), [json!({"limit": "max_turns", "value": 2})]);
+    assert_eq!(
+        h.events_of(EventKind::TurnLimit),
+        [json!({"limit": "max_turns", "value": 2})]
+    );
 }
 
 #[test]
 fn steering_is_injected_before_the_first_call_and_after_a_tool_round() {
-    let mut h = Harness::new(vec![tool_reply(&[("t1", "shell", json!({"command": "a"}))]), text_reply("ok")]);
+    let mut h = Harness::new(vec![
+        tool_reply(&[("t1", "shell", json!({"command": "a"}))]),
+        text_reply("ok"),
+    ]);
     h.host.steering.borrow_mut().push("use python 3".to_string());
     // Steer again while the tool runs.
     *h.host.on_event.borrow_mut() = Some(Box::new(|event, host| {
@@ -174,7 +218,11 @@ fn steering_is_injected_before_the_first_call_and_after_a_tool_round() {
     let last = bodies[1]["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"][0]["type"], "tool_result");
     assert_eq!(last["content"][1]["text"], "also add tests");
-    let injected: Vec<_> = h.events_of(EventKind::SteeringInjected).iter().map(|d| d["content"].clone()).collect();
+    let injected: Vec<_> = h
+        .events_of(EventKind::SteeringInjected)
+        .iter()
+        .map(|d| d["content"].clone())
+        .collect();
     assert_eq!(injected, [json!("use python 3"), json!("also add tests")]);
 }
 
@@ -184,14 +232,21 @@ fn follow_ups_are_processed_after_the_input_completes() {
     h.host.follow_ups.borrow_mut().push("and then this".to_string());
     let outcome = h.session.submit("do this").unwrap();
     assert_eq!(outcome.final_text, "second");
-    let inputs: Vec<_> = h.events_of(EventKind::UserInput).iter().map(|d| d["content"].clone()).collect();
+    let inputs: Vec<_> = h
+        .events_of(EventKind::UserInput)
+        .iter()
+        .map(|d| d["content"].clone())
+        .collect();
     assert_eq!(inputs, [json!("do this"), json!("and then this")]);
     assert_eq!(h.events_of(EventKind::ProcessingEnd).len(), 2);
 }
 
 #[test]
 fn cancel_stops_the_input_and_leaves_the_session_usable() {
-    let mut h = Harness::new(vec![tool_reply(&[("t1", "shell", json!({"command": "a"}))]), text_reply("after")]);
+    let mut h = Harness::new(vec![
+        tool_reply(&[("t1", "shell", json!({"command": "a"}))]),
+        text_reply("after"),
+    ]);
     *h.host.on_event.borrow_mut() = Some(Box::new(|event, host| {
         if event.kind == EventKind::ToolCallEnd {
             *host.interruption.borrow_mut() = Some(Interruption::CancelInput);
@@ -225,7 +280,10 @@ fn an_authentication_error_closes_the_session_with_an_error_event() {
     let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
     let mut h = Harness::new(vec![ScriptedResponse::json(401, body)]);
     let error = h.session.submit("x").unwrap_err();
-    assert_eq!(error, AgentError::Llm("authentication error (HTTP 401): invalid x-api-key".to_string()));
+    assert_eq!(
+        error,
+        AgentError::Llm("authentication error (HTTP 401): invalid x-api-key".to_string())
+    );
     assert_eq!(h.session.state(), SessionState::Closed);
     let errors = h.events_of(EventKind::Error);
     assert_eq!(errors[0]["kind"], "authentication");
@@ -239,20 +297,28 @@ fn a_stream_that_breaks_midway_is_an_error_not_a_partial_answer() {
     broken.break_with = Some(TransportError::Io("connection reset".to_string()));
     let mut h = Harness::new(vec![broken]);
     let error = h.session.submit("x").unwrap_err();
-    assert!(matches!(&error, AgentError::Llm(m) if m.contains("connection reset")), "{error:?}");
+    assert!(
+        matches!(&error, AgentError::Llm(m) if m.contains("connection reset")),
+        "{error:?}"
+    );
 
     let mut truncated = text_reply("no message_stop");
     truncated.chunks.truncate(truncated.chunks.len() / 2);
     let mut h = Harness::new(vec![truncated]);
     let error = h.session.submit("x").unwrap_err();
-    assert!(matches!(&error, AgentError::Llm(m) if m.contains("ended before message_stop")), "{error:?}");
+    assert!(
+        matches!(&error, AgentError::Llm(m) if m.contains("ended before message_stop")),
+        "{error:?}"
+    );
 }
 
 #[test]
 fn an_invalid_configuration_names_the_field() {
     let mut h = Harness::with(FakeEnv::default(), SessionConfig::new("mistral", "m"), vec![]);
     let error = h.session.submit("x").unwrap_err();
-    assert!(matches!(&error, AgentError::InvalidConfig(m) if m.starts_with("provider: unknown profile \"mistral\"")));
+    assert!(
+        matches!(&error, AgentError::InvalidConfig(m) if m.starts_with("provider: unknown profile \"mistral\""))
+    );
 }
 
 #[test]
@@ -265,9 +331,18 @@ fn snapshot_and_restore_continue_the_same_conversation() {
     let mut restored = Session::restore(&snapshot, ports).unwrap();
     assert_eq!(restored.id(), h.session.id());
     restored.submit("what was it?").unwrap();
-    let messages = transport.request_bodies()[0]["messages"].as_array().unwrap().len();
+    let messages = transport.request_bodies()[0]["messages"]
+        .as_array()
+        .unwrap()
+        .len();
     assert_eq!(messages, 3);
-    assert!(matches!(Session::restore("{}", agent_core::fakes::ports(h.env.clone(), transport, h.host.clone())), Err(AgentError::InvalidConfig(_))));
+    assert!(matches!(
+        Session::restore(
+            "{}",
+            agent_core::fakes::ports(h.env.clone(), transport, h.host.clone())
+        ),
+        Err(AgentError::InvalidConfig(_))
+    ));
 }
 
 #[test]
@@ -279,7 +354,10 @@ fn the_request_carries_system_prompt_tools_model_and_reasoning_budget() {
     h.session.submit("x").unwrap();
     let body = &h.transport.request_bodies()[0];
     assert_eq!(body["model"], "claude-test");
-    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
     assert!(body["max_tokens"].as_u64().unwrap() > 2048);
     let system = body["system"][0]["text"].as_str().unwrap();
     assert!(system.contains("Working directory: /work") && system.contains("Today's date: 2026-01-01"));

@@ -53,10 +53,7 @@ pub fn request_body(request: &Request) -> Value {
     }
     body.insert("max_tokens".into(), json!(max_tokens));
     if !request.system.is_empty() {
-        body.insert(
-            "system".into(),
-            json!([{"type": "text", "text": request.system}]),
-        );
+        body.insert("system".into(), json!([{"type": "text", "text": request.system}]));
     }
     body.insert("messages".into(), Value::Array(messages(&request.messages)));
     if !request.tools.is_empty() {
@@ -101,21 +98,23 @@ fn messages(messages: &[Message]) -> Vec<Value> {
 fn block(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "text", "text": text}),
-        ContentPart::ToolCall {
-            id,
-            name,
-            arguments,
-        } => {
+        ContentPart::ToolCall { id, name, arguments } => {
             // Arguments that were not a JSON object (truncated output) cannot be replayed as
             // `input`; an empty object keeps the history valid, the tool result explains.
-            let input = if arguments.is_object() { arguments.clone() } else { json!({}) };
+            let input = if arguments.is_object() {
+                arguments.clone()
+            } else {
+                json!({})
+            };
             json!({"type": "tool_use", "id": id, "name": name, "input": input})
         }
         ContentPart::ToolResult {
             tool_call_id,
             content,
             is_error,
-        } => json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content, "is_error": is_error}),
+        } => {
+            json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content, "is_error": is_error})
+        }
         ContentPart::Thinking { text, signature } => {
             json!({"type": "thinking", "thinking": text, "signature": signature.clone().unwrap_or_default()})
         }
@@ -126,9 +125,16 @@ fn block(part: &ContentPart) -> Value {
 #[derive(Debug)]
 enum OpenBlock {
     Text(String),
-    Thinking { text: String, signature: Option<String> },
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
     Redacted(String),
-    ToolUse { id: String, name: String, json: String },
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
     /// Server-side tool blocks and unknown types: not ours to execute.
     Ignored,
 }
@@ -182,15 +188,27 @@ impl StreamFold {
                         emit(StreamEvent::ReasoningStart);
                         OpenBlock::Thinking {
                             text: block["thinking"].as_str().unwrap_or_default().to_string(),
-                            signature: block["signature"].as_str().filter(|s| !s.is_empty()).map(str::to_string),
+                            signature: block["signature"]
+                                .as_str()
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_string),
                         }
                     }
-                    "redacted_thinking" => OpenBlock::Redacted(block["data"].as_str().unwrap_or_default().to_string()),
+                    "redacted_thinking" => {
+                        OpenBlock::Redacted(block["data"].as_str().unwrap_or_default().to_string())
+                    }
                     "tool_use" => {
                         let id = block["id"].as_str().unwrap_or_default().to_string();
                         let name = block["name"].as_str().unwrap_or_default().to_string();
-                        emit(StreamEvent::ToolCallStart { id: id.clone(), name: name.clone() });
-                        OpenBlock::ToolUse { id, name, json: String::new() }
+                        emit(StreamEvent::ToolCallStart {
+                            id: id.clone(),
+                            name: name.clone(),
+                        });
+                        OpenBlock::ToolUse {
+                            id,
+                            name,
+                            json: String::new(),
+                        }
                     }
                     _ => OpenBlock::Ignored,
                 };
@@ -200,7 +218,10 @@ impl StreamFold {
                 let index = event["index"].as_u64().unwrap_or(0);
                 let delta = &event["delta"];
                 let Some((_, open)) = self.blocks.iter_mut().find(|(i, _)| *i == index) else {
-                    return Err(LlmError::new(ErrorKind::Stream, format!("delta for unknown content block {index}")));
+                    return Err(LlmError::new(
+                        ErrorKind::Stream,
+                        format!("delta for unknown content block {index}"),
+                    ));
                 };
                 match (open, delta["type"].as_str().unwrap_or_default()) {
                     (OpenBlock::Text(text), "text_delta") => {
@@ -258,7 +279,11 @@ impl StreamFold {
             OpenBlock::Redacted(data) => self.parts.push(ContentPart::RedactedThinking { data }),
             OpenBlock::ToolUse { id, name, json } => {
                 emit(StreamEvent::ToolCallEnd { id: id.clone() });
-                self.parts.push(ContentPart::ToolCall { id, name, arguments: parse_arguments(&json) });
+                self.parts.push(ContentPart::ToolCall {
+                    id,
+                    name,
+                    arguments: parse_arguments(&json),
+                });
             }
             OpenBlock::Ignored => {}
         }
@@ -270,7 +295,10 @@ impl StreamFold {
         for (_, open) in std::mem::take(&mut self.blocks) {
             self.close(open, emit);
         }
-        let message = Message { role: Role::Assistant, parts: self.parts };
+        let message = Message {
+            role: Role::Assistant,
+            parts: self.parts,
+        };
         Response {
             id: self.id,
             model: self.model,
@@ -327,12 +355,16 @@ pub fn parse_response(body: &Value) -> Result<Response, LlmError> {
     fold.stop_reason = body["stop_reason"].as_str().map(str::to_string);
     for block in body["content"].as_array().into_iter().flatten() {
         let part = match block["type"].as_str().unwrap_or_default() {
-            "text" => ContentPart::Text { text: block["text"].as_str().unwrap_or_default().to_string() },
+            "text" => ContentPart::Text {
+                text: block["text"].as_str().unwrap_or_default().to_string(),
+            },
             "thinking" => ContentPart::Thinking {
                 text: block["thinking"].as_str().unwrap_or_default().to_string(),
                 signature: block["signature"].as_str().map(str::to_string),
             },
-            "redacted_thinking" => ContentPart::RedactedThinking { data: block["data"].as_str().unwrap_or_default().to_string() },
+            "redacted_thinking" => ContentPart::RedactedThinking {
+                data: block["data"].as_str().unwrap_or_default().to_string(),
+            },
             "tool_use" => ContentPart::ToolCall {
                 id: block["id"].as_str().unwrap_or_default().to_string(),
                 name: block["name"].as_str().unwrap_or_default().to_string(),

@@ -1,10 +1,10 @@
 //! Sends a request over `llm-transport` with the endpoint's wire protocol and folds the
 //! streamed answer into a `Response`.
 
+use super::anthropic;
 use super::error::{ErrorKind, LlmError};
 use super::sse::SseDecoder;
 use super::types::*;
-use super::anthropic;
 use crate::ports::{HttpRequest, HttpResponse, Transport, TransportError};
 use std::rc::Rc;
 
@@ -48,7 +48,10 @@ impl LlmClient {
         if self.protocol != WireProtocol::AnthropicMessages {
             return Err(LlmError::new(
                 ErrorKind::Configuration,
-                format!("the {:?} wire protocol is not implemented yet; use an anthropic-messages endpoint", self.protocol),
+                format!(
+                    "the {:?} wire protocol is not implemented yet; use an anthropic-messages endpoint",
+                    self.protocol
+                ),
             ));
         }
         let body = anthropic::request_body(request);
@@ -57,7 +60,8 @@ impl LlmClient {
             method: "POST".to_string(),
             path: anthropic::PATH.to_string(),
             headers: anthropic::headers(request),
-            body: serde_json::to_vec(&body).map_err(|e| LlmError::new(ErrorKind::InvalidRequest, e.to_string()))?,
+            body: serde_json::to_vec(&body)
+                .map_err(|e| LlmError::new(ErrorKind::InvalidRequest, e.to_string()))?,
             timeout_ms: Some(600_000),
         };
         let mut response = self.transport.send(http).map_err(transport_error)?;
@@ -141,7 +145,13 @@ fn http_error(status: u16, response: &mut dyn HttpResponse) -> LlmError {
     let retry = retry_after_ms(response);
     let body = match read_body(response, MAX_ERROR_BODY) {
         Ok(body) => body,
-        Err(e) => return LlmError { status: Some(status), retry_after_ms: retry, ..e },
+        Err(e) => {
+            return LlmError {
+                status: Some(status),
+                retry_after_ms: retry,
+                ..e
+            };
+        }
     };
     match serde_json::from_slice::<serde_json::Value>(&body) {
         Ok(value) => anthropic::error_from_body(Some(status), &value, retry),

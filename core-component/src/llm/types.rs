@@ -83,11 +83,7 @@ impl Message {
         self.parts
             .iter()
             .filter_map(|p| match p {
-                ContentPart::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                } => Some(ToolCall {
+                ContentPart::ToolCall { id, name, arguments } => Some(ToolCall {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments.clone(),

@@ -47,7 +47,11 @@ pub struct ToolRegistry {
 
 impl ToolRegistry {
     pub fn register(&mut self, tool: RegisteredTool) {
-        match self.tools.iter_mut().find(|t| t.definition.name == tool.definition.name) {
+        match self
+            .tools
+            .iter_mut()
+            .find(|t| t.definition.name == tool.definition.name)
+        {
             Some(existing) => *existing = tool,
             None => self.tools.push(tool),
         }
@@ -74,7 +78,10 @@ impl ToolRegistry {
 pub fn required_str<'a>(args: &'a Value, field: &str) -> Result<&'a str, String> {
     match args.get(field) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!("argument `{field}` must be a string, got {}", type_name(other))),
+        Some(other) => Err(format!(
+            "argument `{field}` must be a string, got {}",
+            type_name(other)
+        )),
         None => Err(format!("missing required argument `{field}`")),
     }
 }

@@ -11,9 +11,10 @@ const BINARY_SNIFF: usize = 8_192;
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "read_file".to_string(),
-        description: "Read a file from the filesystem. Returns line-numbered content in \"NNN | content\" format. \
+        description:
+            "Read a file from the filesystem. Returns line-numbered content in \"NNN | content\" format. \
                       Use offset and limit to page through large files."
-            .to_string(),
+                .to_string(),
         parameters: json!({
             "type": "object",
             "properties": {
@@ -50,7 +51,9 @@ pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
             lines.len()
         ));
     }
-    let end = start.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX)).min(lines.len());
+    let end = start
+        .saturating_add(usize::try_from(limit).unwrap_or(usize::MAX))
+        .min(lines.len());
     let width = end.to_string().len().max(3);
     let mut out = String::with_capacity(text.len().min(1 << 20) + (end - start) * (width + 3));
     for (i, line) in lines[start..end].iter().enumerate() {

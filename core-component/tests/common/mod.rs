@@ -36,17 +36,35 @@ pub fn blocks_reply(blocks: &[Value]) -> ScriptedResponse {
         match block["type"].as_str() {
             Some("tool_use") => {
                 stop = "tool_use";
-                body += &event("content_block_start", json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}));
-                body += &event("content_block_delta", json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}));
+                body += &event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}),
+                );
+                body += &event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
+                );
             }
             _ => {
-                body += &event("content_block_start", json!({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}));
-                body += &event("content_block_delta", json!({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}}));
+                body += &event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}),
+                );
+                body += &event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}}),
+                );
             }
         }
-        body += &event("content_block_stop", json!({"type": "content_block_stop", "index": i}));
+        body += &event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        );
     }
-    body += &event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}));
+    body += &event(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}),
+    );
     body += &event("message_stop", json!({"type": "message_stop"}));
     ScriptedResponse::sse(&body, 7)
 }
@@ -61,7 +79,11 @@ pub struct Harness {
 
 impl Harness {
     pub fn new(replies: Vec<ScriptedResponse>) -> Self {
-        Self::with(FakeEnv::default(), SessionConfig::new("anthropic", "claude-test"), replies)
+        Self::with(
+            FakeEnv::default(),
+            SessionConfig::new("anthropic", "claude-test"),
+            replies,
+        )
     }
 
     pub fn with(env: FakeEnv, config: SessionConfig, replies: Vec<ScriptedResponse>) -> Self {

@@ -63,11 +63,18 @@ pub fn locate_component(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
         .ok()
         .and_then(|p| p.parent().map(PathBuf::from))
         .unwrap_or_default();
-    let candidates = [exe_dir.join("agent-core.wasm"), exe_dir.join("../agent-core.wasm")];
+    let candidates = [
+        exe_dir.join("agent-core.wasm"),
+        exe_dir.join("../agent-core.wasm"),
+    ];
     candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         format!(
             "cannot find agent-core.wasm (looked in {}); build it with `make component` or pass --component",
-            candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     })
 }

@@ -42,7 +42,9 @@ impl std::fmt::Debug for Endpoint {
 impl Endpoint {
     /// Headers that authenticate a request.
     pub fn auth_headers(&self) -> Vec<(String, String)> {
-        let Some(key) = &self.api_key else { return Vec::new() };
+        let Some(key) = &self.api_key else {
+            return Vec::new();
+        };
         match self.auth {
             AuthStyle::XApiKey => vec![("x-api-key".to_string(), key.clone())],
             AuthStyle::Bearer => vec![("authorization".to_string(), format!("Bearer {key}"))],
@@ -54,16 +56,30 @@ impl Endpoint {
     /// convention) is not doubled by a path starting with `/v1/`.
     pub fn url(&self, path: &str) -> String {
         let base = self.base_url.trim_end_matches('/');
-        let path = if base.ends_with("/v1") { path.strip_prefix("/v1").unwrap_or(path) } else { path };
+        let path = if base.ends_with("/v1") {
+            path.strip_prefix("/v1").unwrap_or(path)
+        } else {
+            path
+        };
         format!("{base}{path}")
     }
 }
 
 /// The provider defaults: (endpoint, variable prefix, default base URL, auth).
 const PROVIDERS: [(&str, &str, &str, AuthStyle); 3] = [
-    ("anthropic", "ANTHROPIC", "https://api.anthropic.com", AuthStyle::XApiKey),
+    (
+        "anthropic",
+        "ANTHROPIC",
+        "https://api.anthropic.com",
+        AuthStyle::XApiKey,
+    ),
     ("openai", "OPENAI", "https://api.openai.com/v1", AuthStyle::Bearer),
-    ("gemini", "GEMINI", "https://generativelanguage.googleapis.com", AuthStyle::GoogApiKey),
+    (
+        "gemini",
+        "GEMINI",
+        "https://generativelanguage.googleapis.com",
+        AuthStyle::GoogApiKey,
+    ),
 ];
 
 /// All endpoints, by name.
@@ -130,8 +146,14 @@ mod tests {
             _ => None,
         });
         let anthropic = endpoints.get("anthropic").unwrap();
-        assert_eq!(anthropic.url("/v1/messages"), "https://api.anthropic.com/v1/messages");
-        assert_eq!(anthropic.auth_headers(), vec![("x-api-key".to_string(), "k".to_string())]);
+        assert_eq!(
+            anthropic.url("/v1/messages"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            anthropic.auth_headers(),
+            vec![("x-api-key".to_string(), "k".to_string())]
+        );
         let openai = endpoints.get("openai").unwrap();
         assert!(openai.configured && openai.api_key.is_none());
         assert_eq!(openai.url("/v1/responses"), "http://127.0.0.1:9/v1/responses");
@@ -141,7 +163,8 @@ mod tests {
 
     #[test]
     fn debug_output_redacts_the_key() {
-        let endpoints = Endpoints::from_lookup(|n| (n == "ANTHROPIC_API_KEY").then(|| "sk-secret".to_string()));
+        let endpoints =
+            Endpoints::from_lookup(|n| (n == "ANTHROPIC_API_KEY").then(|| "sk-secret".to_string()));
         assert!(!format!("{endpoints:?}").contains("sk-secret"));
     }
 }

@@ -1,7 +1,9 @@
 //! The local execution environment: files under a working directory, searches with
 //! ripgrep's crates, and real processes (see `process`).
 
-use crate::bindings::types::{DirEntry, EntryKind, FileStat, FsError, GrepMatch, GrepOptions, GrepOutputMode};
+use crate::bindings::types::{
+    DirEntry, EntryKind, FileStat, FsError, GrepMatch, GrepOptions, GrepOutputMode,
+};
 use crate::process::{self, ProcessHandle};
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -23,7 +25,10 @@ impl LocalEnvironment {
     pub fn new(dir: impl AsRef<Path>) -> std::io::Result<Self> {
         let root = std::fs::canonicalize(dir.as_ref())?;
         if !root.is_dir() {
-            return Err(std::io::Error::new(ErrorKind::NotADirectory, format!("{} is not a directory", root.display())));
+            return Err(std::io::Error::new(
+                ErrorKind::NotADirectory,
+                format!("{} is not a directory", root.display()),
+            ));
         }
         Ok(Self { root })
     }
@@ -38,14 +43,19 @@ impl LocalEnvironment {
             return Err(FsError::InvalidInput("the path is empty".to_string()));
         }
         if path.contains('\0') {
-            return Err(FsError::InvalidInput(format!("the path {path:?} contains a NUL byte")));
+            return Err(FsError::InvalidInput(format!(
+                "the path {path:?} contains a NUL byte"
+            )));
         }
         Ok(self.root.join(path))
     }
 
     /// A path relative to the working directory for results (absolute if outside it).
     fn display(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).unwrap_or(path).to_string_lossy().into_owned()
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
     }
 
     pub fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
@@ -62,9 +72,12 @@ impl LocalEnvironment {
                 meta.len()
             )));
         }
-        file.seek(SeekFrom::Start(offset)).map_err(|e| fs_error(e, path))?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| fs_error(e, path))?;
         let mut buf = Vec::with_capacity(length.min(meta.len()) as usize);
-        file.take(length).read_to_end(&mut buf).map_err(|e| fs_error(e, path))?;
+        file.take(length)
+            .read_to_end(&mut buf)
+            .map_err(|e| fs_error(e, path))?;
         Ok(buf)
     }
 
@@ -82,7 +95,9 @@ impl LocalEnvironment {
     pub fn delete_file(&self, path: &str) -> Result<(), FsError> {
         let full = self.resolve(path)?;
         if full.is_dir() {
-            return Err(FsError::IsDirectory(format!("{path} is a directory; delete-file removes files only")));
+            return Err(FsError::IsDirectory(format!(
+                "{path} is a directory; delete-file removes files only"
+            )));
         }
         std::fs::remove_file(&full).map_err(|e| fs_error(e, path))
     }
@@ -139,7 +154,12 @@ impl LocalEnvironment {
             let meta = entry.metadata().ok();
             let kind = entry.file_type().map(|t| kind_of(&t)).unwrap_or(EntryKind::Other);
             entries.push(DirEntry {
-                path: entry.path().strip_prefix(&base).unwrap_or(entry.path()).to_string_lossy().into_owned(),
+                path: entry
+                    .path()
+                    .strip_prefix(&base)
+                    .unwrap_or(entry.path())
+                    .to_string_lossy()
+                    .into_owned(),
                 kind,
                 size: match (kind, meta) {
                     (EntryKind::File, Some(m)) => m.len(),
@@ -156,7 +176,10 @@ impl LocalEnvironment {
         use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::UTF8};
         let base = self.resolve(options.path.as_deref().unwrap_or("."))?;
         if !base.exists() {
-            return Err(FsError::NotFound(format!("{} does not exist", options.path.as_deref().unwrap_or("."))));
+            return Err(FsError::NotFound(format!(
+                "{} does not exist",
+                options.path.as_deref().unwrap_or(".")
+            )));
         }
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(options.case_insensitive)
@@ -177,7 +200,11 @@ impl LocalEnvironment {
             .line_number(true)
             .build();
         let mut results = Vec::new();
-        for entry in ignore::WalkBuilder::new(&base).sort_by_file_path(|a, b| a.cmp(b)).build().flatten() {
+        for entry in ignore::WalkBuilder::new(&base)
+            .sort_by_file_path(|a, b| a.cmp(b))
+            .build()
+            .flatten()
+        {
             if results.len() >= limit {
                 break;
             }
@@ -211,8 +238,16 @@ impl LocalEnvironment {
             match options.output_mode {
                 GrepOutputMode::Content => results.extend(hits),
                 _ if count == 0 => {}
-                GrepOutputMode::FilesWithMatches => results.push(GrepMatch { path: shown, line_number: 0, line: String::new() }),
-                GrepOutputMode::Count => results.push(GrepMatch { path: shown, line_number: count, line: String::new() }),
+                GrepOutputMode::FilesWithMatches => results.push(GrepMatch {
+                    path: shown,
+                    line_number: 0,
+                    line: String::new(),
+                }),
+                GrepOutputMode::Count => results.push(GrepMatch {
+                    path: shown,
+                    line_number: count,
+                    line: String::new(),
+                }),
             }
         }
         results.truncate(limit);
@@ -250,7 +285,9 @@ impl LocalEnvironment {
 
     pub fn os_version(&self) -> String {
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        format!("{} {}", std::env::consts::OS, release.trim()).trim().to_string()
+        format!("{} {}", std::env::consts::OS, release.trim())
+            .trim()
+            .to_string()
     }
 
     pub fn spawn(

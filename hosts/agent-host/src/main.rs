@@ -72,7 +72,9 @@ fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
@@ -109,7 +111,8 @@ fn environment(cwd: Option<PathBuf>) -> Result<Arc<LocalEnvironment>, String> {
 }
 
 fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<AgentRuntime, String> {
-    let transport = HttpTransport::new(endpoints).map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+    let transport =
+        HttpTransport::new(endpoints).map_err(|e| format!("cannot create the HTTP client: {e}"))?;
     let cache = agent_host::runtime::default_cache_dir();
     AgentRuntime::load(component, cache.as_deref(), transport).map_err(|e| format!("{e:#}"))
 }
@@ -138,11 +141,19 @@ async fn run(
         },
     };
     match endpoints.get(&provider) {
-        None => return fail(exit::USAGE, format!("unknown provider {provider:?}: use anthropic, openai or gemini")),
+        None => {
+            return fail(
+                exit::USAGE,
+                format!("unknown provider {provider:?}: use anthropic, openai or gemini"),
+            );
+        }
         Some(endpoint) if !endpoint.configured => {
             return fail(
                 exit::USAGE,
-                format!("provider {provider} is not configured: set {} (or its base URL)", endpoint.key_var),
+                format!(
+                    "provider {provider} is not configured: set {} (or its base URL)",
+                    endpoint.key_var
+                ),
             );
         }
         Some(_) => {}
@@ -162,7 +173,12 @@ async fn run(
     config.limits.max_turns = max_turns;
     let (mut session, mut events) = match runtime.start_session(config, env).await {
         Ok(started) => started,
-        Err(e) => return fail(exit::AGENT_ERROR, format!("the component failed to start a session: {e:#}")),
+        Err(e) => {
+            return fail(
+                exit::AGENT_ERROR,
+                format!("the component failed to start a session: {e:#}"),
+            );
+        }
     };
     let controller = session.controller();
     let printer = tokio::spawn(async move {
@@ -194,9 +210,10 @@ async fn run(
         Ok(Err(error)) => fail(exit::AGENT_ERROR, describe_agent_error(&error)),
         Ok(Ok(outcome)) => match outcome.stop_reason {
             api::StopReason::Completed => ExitCode::SUCCESS,
-            api::StopReason::TurnLimit | api::StopReason::RoundLimit => {
-                fail(exit::LIMIT, format!("stopped by a limit after {} turns", outcome.turns))
-            }
+            api::StopReason::TurnLimit | api::StopReason::RoundLimit => fail(
+                exit::LIMIT,
+                format!("stopped by a limit after {} turns", outcome.turns),
+            ),
             api::StopReason::AwaitingInput => ExitCode::SUCCESS,
             api::StopReason::Cancelled | api::StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
         },
@@ -222,7 +239,13 @@ fn describe_agent_error(error: &api::AgentError) -> String {
     }
 }
 
-async fn tool(component: PathBuf, name: String, args: String, cwd: Option<PathBuf>, provider: String) -> ExitCode {
+async fn tool(
+    component: PathBuf,
+    name: String,
+    args: String,
+    cwd: Option<PathBuf>,
+    provider: String,
+) -> ExitCode {
     let env = match environment(cwd) {
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
@@ -253,7 +276,10 @@ struct EventView {
 
 impl EventView {
     fn new(json: bool) -> Self {
-        Self { json, mid_line: false }
+        Self {
+            json,
+            mid_line: false,
+        }
     }
 
     fn show(&mut self, event: &AgentEvent) {
@@ -265,7 +291,12 @@ impl EventView {
             return;
         }
         let data = &event.data;
-        let text = |field: &str| data.get(field).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        let text = |field: &str| {
+            data.get(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
         match event.kind.as_str() {
             "ASSISTANT_TEXT_DELTA" => {
                 let _ = write!(out, "{}", text("delta"));
@@ -273,7 +304,12 @@ impl EventView {
             }
             "TOOL_CALL_START" => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "> {} {}", text("tool_name"), summarize_arguments(&data["arguments"]));
+                let _ = writeln!(
+                    out,
+                    "> {} {}",
+                    text("tool_name"),
+                    summarize_arguments(&data["arguments"])
+                );
             }
             "TOOL_CALL_END" => {
                 if let Some(error) = data.get("error").and_then(|v| v.as_str()) {
@@ -328,5 +364,8 @@ fn first_lines(text: &str, n: usize) -> String {
 }
 
 fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -23,9 +23,16 @@ const PIPE_LINGER: Duration = Duration::from_millis(500);
 /// Environment variables never passed to commands: credentials of the host itself.
 pub fn is_secret_var(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["_API_KEY", "_SECRET", "_TOKEN", "_PASSWORD", "_CREDENTIAL", "_CREDENTIALS"]
-        .iter()
-        .any(|suffix| upper.ends_with(suffix))
+    [
+        "_API_KEY",
+        "_SECRET",
+        "_TOKEN",
+        "_PASSWORD",
+        "_CREDENTIAL",
+        "_CREDENTIALS",
+    ]
+    .iter()
+    .any(|suffix| upper.ends_with(suffix))
 }
 
 /// A spawned command, as the component's `process` resource.
@@ -80,7 +87,12 @@ fn lost_result() -> ExecResult {
 }
 
 /// Starts `command` in `cwd` with the given extra variables.
-pub fn spawn(command: &str, cwd: &Path, timeout: Duration, extra_env: &[(String, String)]) -> std::io::Result<ProcessHandle> {
+pub fn spawn(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    extra_env: &[(String, String)],
+) -> std::io::Result<ProcessHandle> {
     let mut cmd = tokio::process::Command::new("/bin/bash");
     cmd.arg("-c")
         .arg(command)
@@ -104,8 +116,14 @@ pub fn spawn(command: &str, cwd: &Path, timeout: Duration, extra_env: &[(String,
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
     let kill = Arc::new(Notify::new());
-    let stdout = child.stdout.take().map(|s| tokio::spawn(drain(s, OutputStream::Stdout, chunk_tx.clone())));
-    let stderr = child.stderr.take().map(|s| tokio::spawn(drain(s, OutputStream::Stderr, chunk_tx)));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(drain(s, OutputStream::Stdout, chunk_tx.clone())));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(drain(s, OutputStream::Stderr, chunk_tx)));
     let kill_signal = kill.clone();
     tokio::spawn(async move {
         let mut timed_out = false;
@@ -190,7 +208,9 @@ async fn drain(
         }
     }
     if dropped > 0 {
-        kept.extend_from_slice(format!("\n[output capped: {dropped} further bytes were discarded]\n").as_bytes());
+        kept.extend_from_slice(
+            format!("\n[output capped: {dropped} further bytes were discarded]\n").as_bytes(),
+        );
     }
     kept
 }

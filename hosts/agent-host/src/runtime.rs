@@ -1,7 +1,9 @@
 //! Loads the core component once (precompiled code cached on disk by content hash), keeps
 //! one `InstancePre`, and runs each session in its own store and instance.
 
-use crate::bindings::{AgentCore, AgentCorePre, api, execution_environment, host_tools, llm_transport, session_host, types};
+use crate::bindings::{
+    AgentCore, AgentCorePre, api, execution_environment, host_tools, llm_transport, session_host, types,
+};
 use crate::control::{AgentEvent, SessionControl};
 use crate::local_env::LocalEnvironment;
 use crate::state::HostState;
@@ -43,19 +45,25 @@ pub struct AgentRuntime {
 
 impl AgentRuntime {
     /// Loads `component` (a `.wasm` file of world `agent-core`).
-    pub fn load(component: &Path, cache_dir: Option<&Path>, transport: HttpTransport) -> anyhow::Result<Self> {
+    pub fn load(
+        component: &Path,
+        cache_dir: Option<&Path>,
+        transport: HttpTransport,
+    ) -> anyhow::Result<Self> {
         let engine = Engine::new(&Config::new())?;
         let (component, cache_outcome) = load_component(&engine, component, cache_dir)?;
         let mut linker = Linker::<HostState>::new(&engine);
-        wasmtime_wasi::p2::bindings::clocks::wall_clock::add_to_linker::<HostState, WasiClocks>(&mut linker, |s| {
-            WasiClocksCtxView {
+        wasmtime_wasi::p2::bindings::clocks::wall_clock::add_to_linker::<HostState, WasiClocks>(
+            &mut linker,
+            |s| WasiClocksCtxView {
                 ctx: &mut s.clocks,
                 table: &mut s.table,
-            }
-        })?;
-        wasmtime_wasi::p2::bindings::random::random::add_to_linker::<HostState, WasiRandom>(&mut linker, |s| {
-            &mut s.random
-        })?;
+            },
+        )?;
+        wasmtime_wasi::p2::bindings::random::random::add_to_linker::<HostState, WasiRandom>(
+            &mut linker,
+            |s| &mut s.random,
+        )?;
         types::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
         execution_environment::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
         llm_transport::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
@@ -87,10 +95,21 @@ impl AgentRuntime {
         &self.transport
     }
 
-    async fn instantiate(&self, env: Arc<LocalEnvironment>) -> anyhow::Result<(Store<HostState>, AgentCore, Arc<SessionControl>, mpsc::UnboundedReceiver<AgentEvent>)> {
+    async fn instantiate(
+        &self,
+        env: Arc<LocalEnvironment>,
+    ) -> anyhow::Result<(
+        Store<HostState>,
+        AgentCore,
+        Arc<SessionControl>,
+        mpsc::UnboundedReceiver<AgentEvent>,
+    )> {
         let (control, events) = SessionControl::new();
         let control = Arc::new(control);
-        let mut store = Store::new(&self.engine, HostState::new(env, self.transport.clone(), control.clone()));
+        let mut store = Store::new(
+            &self.engine,
+            HostState::new(env, self.transport.clone(), control.clone()),
+        );
         let bindings = self.pre.instantiate_async(&mut store).await?;
         Ok((store, bindings, control, events))
     }
@@ -103,8 +122,16 @@ impl AgentRuntime {
         env: Arc<LocalEnvironment>,
     ) -> anyhow::Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>)> {
         let (mut store, bindings, control, events) = self.instantiate(env).await?;
-        let session = bindings.agent_core_agent().session().call_constructor(&mut store, &config).await?;
-        let id = bindings.agent_core_agent().session().call_id(&mut store, session).await?;
+        let session = bindings
+            .agent_core_agent()
+            .session()
+            .call_constructor(&mut store, &config)
+            .await?;
+        let id = bindings
+            .agent_core_agent()
+            .session()
+            .call_id(&mut store, session)
+            .await?;
         Ok((
             AgentSession {
                 store,
@@ -156,7 +183,10 @@ impl AgentSession {
 
     /// Runs the agentic loop on an input. The outer error is a trap of the component; the
     /// inner one is the agent's own error.
-    pub async fn submit(&mut self, input: &str) -> anyhow::Result<Result<api::SubmitOutcome, api::AgentError>> {
+    pub async fn submit(
+        &mut self,
+        input: &str,
+    ) -> anyhow::Result<Result<api::SubmitOutcome, api::AgentError>> {
         let result = self
             .bindings
             .agent_core_agent()
@@ -169,31 +199,52 @@ impl AgentSession {
     }
 
     pub async fn state(&mut self) -> anyhow::Result<api::SessionState> {
-        self.bindings.agent_core_agent().session().call_state(&mut self.store, self.session).await
+        self.bindings
+            .agent_core_agent()
+            .session()
+            .call_state(&mut self.store, self.session)
+            .await
             .map_err(anyhow::Error::from)
     }
 
     pub async fn snapshot(&mut self) -> anyhow::Result<String> {
-        self.bindings.agent_core_agent().session().call_snapshot(&mut self.store, self.session).await
+        self.bindings
+            .agent_core_agent()
+            .session()
+            .call_snapshot(&mut self.store, self.session)
+            .await
             .map_err(anyhow::Error::from)
     }
 
     pub async fn history_json(&mut self) -> anyhow::Result<String> {
-        self.bindings.agent_core_agent().session().call_history_json(&mut self.store, self.session).await
+        self.bindings
+            .agent_core_agent()
+            .session()
+            .call_history_json(&mut self.store, self.session)
+            .await
             .map_err(anyhow::Error::from)
     }
 
     /// Closes the session (SESSION_END is emitted).
     pub async fn close(&mut self) -> anyhow::Result<()> {
-        self.bindings.agent_core_agent().session().call_close(&mut self.store, self.session).await
+        self.bindings
+            .agent_core_agent()
+            .session()
+            .call_close(&mut self.store, self.session)
+            .await
             .map_err(anyhow::Error::from)
     }
 }
 
 /// Compiles `path`, or loads its precompiled code from `cache_dir`, keyed by the SHA-256 of
 /// the component and of the engine's compatibility fingerprint.
-fn load_component(engine: &Engine, path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<(Component, CacheOutcome)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read the core component {}", path.display()))?;
+fn load_component(
+    engine: &Engine,
+    path: &Path,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<(Component, CacheOutcome)> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read the core component {}", path.display()))?;
     let mut fingerprint = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut fingerprint);
     let mut digest = Sha256::new();
@@ -206,7 +257,9 @@ fn load_component(engine: &Engine, path: &Path, cache_dir: Option<&Path>) -> any
         // compatibility hash (it is part of the file name) and is only ever replaced whole.
         match unsafe { Component::deserialize_file(engine, file) } {
             Ok(component) => return Ok((component, CacheOutcome::Hit)),
-            Err(error) => tracing::warn!(file = %file.display(), %error, "ignoring unusable cached component"),
+            Err(error) => {
+                tracing::warn!(file = %file.display(), %error, "ignoring unusable cached component")
+            }
         }
     }
     let compiled = engine

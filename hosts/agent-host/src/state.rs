@@ -1,13 +1,15 @@
 //! The store data of one session's instance and its implementation of every import.
 
-use crate::bindings::{execution_environment as ee, host_tools, llm_transport as lt, session_host as sh, types};
+use crate::bindings::{
+    execution_environment as ee, host_tools, llm_transport as lt, session_host as sh, types,
+};
 use crate::control::{AgentEvent, SessionControl};
 use crate::local_env::LocalEnvironment;
 use crate::process::ProcessHandle;
 use crate::transport::{HttpTransport, ResponseHandle};
 use std::sync::Arc;
-use wasmtime::component::{Resource, ResourceTable};
 use wasmtime::Result;
+use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::clocks::WasiClocksCtx;
 use wasmtime_wasi::random::WasiRandomCtx;
 
@@ -46,8 +48,13 @@ impl HostState {
 impl types::Host for HostState {}
 
 impl ee::Host for HostState {
-    async fn read_file(&mut self, path: String, range: Option<types::ByteRange>) -> Result<Result<Vec<u8>, types::FsError>> {
-        self.blocking(move |env| env.read_file(&path, range.map(|r| (r.offset, r.length)))).await
+    async fn read_file(
+        &mut self,
+        path: String,
+        range: Option<types::ByteRange>,
+    ) -> Result<Result<Vec<u8>, types::FsError>> {
+        self.blocking(move |env| env.read_file(&path, range.map(|r| (r.offset, r.length))))
+            .await
     }
 
     async fn write_file(&mut self, path: String, contents: Vec<u8>) -> Result<Result<(), types::FsError>> {
@@ -58,8 +65,13 @@ impl ee::Host for HostState {
         self.blocking(move |env| env.delete_file(&path)).await
     }
 
-    async fn rename_file(&mut self, source: String, destination: String) -> Result<Result<(), types::FsError>> {
-        self.blocking(move |env| env.rename_file(&source, &destination)).await
+    async fn rename_file(
+        &mut self,
+        source: String,
+        destination: String,
+    ) -> Result<Result<(), types::FsError>> {
+        self.blocking(move |env| env.rename_file(&source, &destination))
+            .await
     }
 
     async fn create_directory(&mut self, path: String) -> Result<Result<(), types::FsError>> {
@@ -74,16 +86,28 @@ impl ee::Host for HostState {
         Ok(self.env.stat(&path))
     }
 
-    async fn list_directory(&mut self, path: String, depth: u32) -> Result<Result<Vec<types::DirEntry>, types::FsError>> {
+    async fn list_directory(
+        &mut self,
+        path: String,
+        depth: u32,
+    ) -> Result<Result<Vec<types::DirEntry>, types::FsError>> {
         self.blocking(move |env| env.list_directory(&path, depth)).await
     }
 
-    async fn grep(&mut self, options: types::GrepOptions) -> Result<Result<Vec<types::GrepMatch>, types::FsError>> {
+    async fn grep(
+        &mut self,
+        options: types::GrepOptions,
+    ) -> Result<Result<Vec<types::GrepMatch>, types::FsError>> {
         self.blocking(move |env| env.grep(&options)).await
     }
 
-    async fn glob(&mut self, pattern: String, path: Option<String>) -> Result<Result<Vec<String>, types::FsError>> {
-        self.blocking(move |env| env.glob(&pattern, path.as_deref())).await
+    async fn glob(
+        &mut self,
+        pattern: String,
+        path: Option<String>,
+    ) -> Result<Result<Vec<String>, types::FsError>> {
+        self.blocking(move |env| env.glob(&pattern, path.as_deref()))
+            .await
     }
 
     async fn working_directory(&mut self) -> Result<String> {
@@ -98,13 +122,20 @@ impl ee::Host for HostState {
         Ok(self.env.os_version())
     }
 
-    async fn spawn(&mut self, request: ee::SpawnRequest) -> Result<Result<Resource<ProcessHandle>, ee::SpawnError>> {
-        match self
-            .env
-            .spawn(&request.command, request.working_dir.as_deref(), request.timeout_ms, &request.env)
-        {
+    async fn spawn(
+        &mut self,
+        request: ee::SpawnRequest,
+    ) -> Result<Result<Resource<ProcessHandle>, ee::SpawnError>> {
+        match self.env.spawn(
+            &request.command,
+            request.working_dir.as_deref(),
+            request.timeout_ms,
+            &request.env,
+        ) {
             Ok(process) => Ok(Ok(self.table.push(process)?)),
-            Err(message) if message.contains("not a directory") => Ok(Err(ee::SpawnError::InvalidWorkingDir(message))),
+            Err(message) if message.contains("not a directory") => {
+                Ok(Err(ee::SpawnError::InvalidWorkingDir(message)))
+            }
             Err(message) => Ok(Err(ee::SpawnError::Failed(message))),
         }
     }
@@ -135,7 +166,10 @@ impl ee::HostProcess for HostState {
 }
 
 impl lt::Host for HostState {
-    async fn send(&mut self, request: lt::HttpRequest) -> Result<Result<Resource<ResponseHandle>, lt::TransportError>> {
+    async fn send(
+        &mut self,
+        request: lt::HttpRequest,
+    ) -> Result<Result<Resource<ResponseHandle>, lt::TransportError>> {
         let control = self.control.clone();
         let response = tokio::select! {
             response = self.transport.send(request) => response,
@@ -157,7 +191,10 @@ impl lt::HostHttpResponse for HostState {
         Ok(self.table.get(&response)?.headers.clone())
     }
 
-    async fn next_chunk(&mut self, response: Resource<ResponseHandle>) -> Result<Result<Option<Vec<u8>>, lt::TransportError>> {
+    async fn next_chunk(
+        &mut self,
+        response: Resource<ResponseHandle>,
+    ) -> Result<Result<Option<Vec<u8>>, lt::TransportError>> {
         let control = self.control.clone();
         let response = self.table.get_mut(&response)?;
         // An interruption ends a read at once instead of waiting for the next token.
@@ -175,7 +212,8 @@ impl lt::HostHttpResponse for HostState {
 
 impl sh::Host for HostState {
     async fn emit(&mut self, event: sh::Event) -> Result<()> {
-        let data = serde_json::from_str(&event.data_json).unwrap_or(serde_json::Value::String(event.data_json));
+        let data =
+            serde_json::from_str(&event.data_json).unwrap_or(serde_json::Value::String(event.data_json));
         self.control.emit(AgentEvent {
             kind: event_kind_name(event.kind).to_string(),
             session_id: event.session_id,
@@ -241,8 +279,15 @@ impl sh::Host for HostState {
 const SUBAGENTS_UNSUPPORTED: &str = "this host does not run subagents yet";
 
 impl host_tools::Host for HostState {
-    async fn call(&mut self, _session_id: String, name: String, _arguments_json: String) -> Result<Result<String, String>> {
-        Ok(Err(format!("no host tool named {name:?} is configured in this host")))
+    async fn call(
+        &mut self,
+        _session_id: String,
+        name: String,
+        _arguments_json: String,
+    ) -> Result<Result<String, String>> {
+        Ok(Err(format!(
+            "no host tool named {name:?} is configured in this host"
+        )))
     }
 }
 

@@ -59,10 +59,9 @@ impl HttpTransport {
 
     /// Sends a request and returns once the response head arrived.
     pub async fn send(&self, request: HttpRequest) -> Result<ResponseHandle, TransportError> {
-        let endpoint = self
-            .endpoints
-            .get(&request.endpoint)
-            .ok_or_else(|| TransportError::UnknownEndpoint(format!("no endpoint named {:?} is configured", request.endpoint)))?;
+        let endpoint = self.endpoints.get(&request.endpoint).ok_or_else(|| {
+            TransportError::UnknownEndpoint(format!("no endpoint named {:?} is configured", request.endpoint))
+        })?;
         if !endpoint.configured {
             return Err(TransportError::NotConfigured(format!(
                 "endpoint {:?} has no API key: set {} (or its base URL for a local server)",
@@ -87,13 +86,20 @@ impl HttpTransport {
                     head_timeout.as_millis()
                 )));
             }
-            Ok(result) => result.map_err(|e| TransportError::Connect(format!("{url}: {}", error_chain(&e))))?,
+            Ok(result) => {
+                result.map_err(|e| TransportError::Connect(format!("{url}: {}", error_chain(&e))))?
+            }
         };
         let status = response.status().as_u16();
         let headers = response
             .headers()
             .iter()
-            .map(|(k, v)| (k.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
             .collect();
         Ok(ResponseHandle {
             status,

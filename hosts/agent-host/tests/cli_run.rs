@@ -23,8 +23,19 @@ fn tool_results(request: &Value) -> Vec<Value> {
 async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> anyhow::Result<()> {
     let server = ScriptedServer::start(Script {
         replies: vec![
-            message(&[text("I'll create it."), tool_use("toolu_1", "write_file", json!({"file_path": "hello.py", "content": "print(\"Hello\")\n"}))]),
-            message(&[tool_use("toolu_2", "shell", json!({"command": "python3 hello.py"}))]),
+            message(&[
+                text("I'll create it."),
+                tool_use(
+                    "toolu_1",
+                    "write_file",
+                    json!({"file_path": "hello.py", "content": "print(\"Hello\")\n"}),
+                ),
+            ]),
+            message(&[tool_use(
+                "toolu_2",
+                "shell",
+                json!({"command": "python3 hello.py"}),
+            )]),
             message(&[text("Created hello.py; it prints Hello.")]),
         ],
         require_api_key: Some("test-key".to_string()),
@@ -38,17 +49,37 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         .env("ANTHROPIC_API_KEY", "test-key")
         .output()
         .await?;
-    assert!(output.status.success(), "stdout:\n{}\nstderr:\n{}", stdout(&output), stderr(&output));
-    assert_eq!(std::fs::read_to_string(work.path().join("hello.py"))?, "print(\"Hello\")\n");
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.py"))?,
+        "print(\"Hello\")\n"
+    );
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert!(requests.iter().all(|r| r.path == "/v1/messages" && r.header("x-api-key") == Some("test-key")));
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path == "/v1/messages" && r.header("x-api-key") == Some("test-key"))
+    );
     assert_eq!(requests[0].header("anthropic-version"), Some("2023-06-01"));
     let first = requests[0].json();
     assert_eq!(first["stream"], true);
-    assert_eq!(first["messages"][0]["content"][0]["text"], "Create hello.py that prints Hello");
-    let tool_names: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        first["messages"][0]["content"][0]["text"],
+        "Create hello.py that prints Hello"
+    );
+    let tool_names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(tool_names, ["read_file", "write_file", "shell"]);
 
     // The second request carries the write_file result, the third the shell output.
@@ -56,14 +87,25 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
     assert_eq!(second.len(), 1);
     assert_eq!(second[0]["tool_use_id"], "toolu_1");
     assert_eq!(second[0]["is_error"], false);
-    assert!(second[0]["content"].as_str().unwrap().contains("Created hello.py"));
+    assert!(
+        second[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Created hello.py")
+    );
     let third = tool_results(&requests[2].json());
     assert_eq!(third.last().unwrap()["tool_use_id"], "toolu_2");
     let shell_output = third.last().unwrap()["content"].as_str().unwrap();
-    assert!(shell_output.starts_with("Hello\n") && shell_output.contains("Exit code: 0"), "{shell_output}");
+    assert!(
+        shell_output.starts_with("Hello\n") && shell_output.contains("Exit code: 0"),
+        "{shell_output}"
+    );
 
     let printed = stdout(&output);
-    assert!(printed.contains("> write_file hello.py") && printed.contains("Created hello.py; it prints Hello."), "{printed}");
+    assert!(
+        printed.contains("> write_file hello.py") && printed.contains("Created hello.py; it prints Hello."),
+        "{printed}"
+    );
     Ok(())
 }
 
@@ -85,9 +127,17 @@ async fn json_mode_prints_one_event_object_per_line_in_order() -> anyhow::Result
         .output()
         .await?;
     assert!(output.status.success(), "{}", stderr(&output));
-    let events: Vec<Value> = stdout(&output).lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    let position = |k: &str| kinds.iter().position(|x| *x == k).unwrap_or_else(|| panic!("no {k} in {kinds:?}"));
+    let position = |k: &str| {
+        kinds
+            .iter()
+            .position(|x| *x == k)
+            .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
+    };
     assert_eq!(kinds.first(), Some(&"SESSION_START"));
     assert_eq!(kinds.last(), Some(&"SESSION_END"));
     assert!(position("USER_INPUT") < position("TOOL_CALL_START"));
@@ -98,7 +148,8 @@ async fn json_mode_prints_one_event_object_per_line_in_order() -> anyhow::Result
     let end = &events[position("TOOL_CALL_END")];
     assert_eq!(end["data"]["call_id"], "toolu_1");
     assert!(end["data"]["output"].as_str().unwrap().starts_with("streamed\n"));
-    let session_ids: std::collections::HashSet<&str> = events.iter().map(|e| e["session_id"].as_str().unwrap()).collect();
+    let session_ids: std::collections::HashSet<&str> =
+        events.iter().map(|e| e["session_id"].as_str().unwrap()).collect();
     assert_eq!(session_ids.len(), 1);
     Ok(())
 }
@@ -107,7 +158,11 @@ async fn json_mode_prints_one_event_object_per_line_in_order() -> anyhow::Result
 async fn without_a_provider_it_explains_how_to_configure_one() -> anyhow::Result<()> {
     let output = agent_host().args(["run", "anything"]).output().await?;
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("ANTHROPIC_API_KEY"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("ANTHROPIC_API_KEY"),
+        "{}",
+        stderr(&output)
+    );
     Ok(())
 }
 
@@ -124,7 +179,10 @@ async fn an_unreachable_endpoint_fails_with_a_connection_error() -> anyhow::Resu
         .await?;
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
-    assert!(err.contains("network error") && err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        err.contains("network error") && err.contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
     Ok(())
 }
 
@@ -145,7 +203,10 @@ async fn http_401_is_reported_as_an_authentication_error() -> anyhow::Result<()>
         .await?;
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
-    assert!(err.contains("authentication error (HTTP 401): invalid x-api-key"), "{err}");
+    assert!(
+        err.contains("authentication error (HTTP 401): invalid x-api-key"),
+        "{err}"
+    );
     assert_eq!(server.remaining(), 1, "a 401 must not be retried");
     Ok(())
 }
@@ -154,14 +215,29 @@ async fn http_401_is_reported_as_an_authentication_error() -> anyhow::Result<()>
 async fn tool_subcommand_runs_one_tool_through_the_component() -> anyhow::Result<()> {
     let work = tempfile::tempdir()?;
     let write = agent_host()
-        .args(["tool", "write_file", "--args", r#"{"file_path":"a/b.txt","content":"one\ntwo\n"}"#, "--cwd"])
+        .args([
+            "tool",
+            "write_file",
+            "--args",
+            r#"{"file_path":"a/b.txt","content":"one\ntwo\n"}"#,
+            "--cwd",
+        ])
         .arg(work.path())
         .output()
         .await?;
     assert!(write.status.success(), "{}", stderr(&write));
-    assert_eq!(std::fs::read_to_string(work.path().join("a/b.txt"))?, "one\ntwo\n");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("a/b.txt"))?,
+        "one\ntwo\n"
+    );
     let read = agent_host()
-        .args(["tool", "read_file", "--args", r#"{"file_path":"a/b.txt","offset":2}"#, "--cwd"])
+        .args([
+            "tool",
+            "read_file",
+            "--args",
+            r#"{"file_path":"a/b.txt","offset":2}"#,
+            "--cwd",
+        ])
         .arg(work.path())
         .output()
         .await?;
@@ -172,6 +248,10 @@ async fn tool_subcommand_runs_one_tool_through_the_component() -> anyhow::Result
         .output()
         .await?;
     assert_eq!(bad.status.code(), Some(1));
-    assert!(stderr(&bad).contains("missing required argument `file_path`"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("missing required argument `file_path`"),
+        "{}",
+        stderr(&bad)
+    );
     Ok(())
 }

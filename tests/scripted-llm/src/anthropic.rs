@@ -2,17 +2,22 @@
 //! sequence the real API sends) and error envelopes.
 
 use crate::Reply;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// One content block of a scripted answer.
-#[derive(Debug, Clone)]
+/// One content block of a scripted answer; in JSON scripts
+/// `{"type":"text","text":..}` or `{"type":"tool_use","id":..,"name":..,"input":{..}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
-    Text(String),
+    Text { text: String },
     ToolUse { id: String, name: String, input: Value },
 }
 
 pub fn text(text: &str) -> Block {
-    Block::Text(text.to_string())
+    Block::Text {
+        text: text.to_string(),
+    }
 }
 
 pub fn tool_use(id: &str, name: &str, input: Value) -> Block {
@@ -42,7 +47,7 @@ pub fn message(blocks: &[Block]) -> Reply {
     let mut stop_reason = "end_turn";
     for (index, block) in blocks.iter().enumerate() {
         match block {
-            Block::Text(text) => {
+            Block::Text { text } => {
                 chunks.push(event("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
                 for piece in split(text, 3) {
                     chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})));
@@ -56,7 +61,10 @@ pub fn message(blocks: &[Block]) -> Reply {
                 }
             }
         }
-        chunks.push(event("content_block_stop", json!({"type": "content_block_stop", "index": index})));
+        chunks.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
     }
     chunks.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 42}})));
     chunks.push(event("message_stop", json!({"type": "message_stop"})));

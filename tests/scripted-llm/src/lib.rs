@@ -136,7 +136,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let recorded = RecordedRequest {
         method: method.to_string(),
         path: uri.path_and_query().map(|p| p.to_string()).unwrap_or_default(),
@@ -171,7 +177,8 @@ fn respond(reply: Reply) -> Response {
         }
         Some((Ok::<_, std::io::Error>(Bytes::from(next)), rest))
     });
-    let mut builder = Response::builder().status(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    let mut builder = Response::builder()
+        .status(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
     for (name, value) in &reply.headers {
         builder = builder.header(name, value);
     }

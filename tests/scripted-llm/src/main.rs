@@ -1,5 +1,8 @@
-//! `scripted-llm-server --script FILE`: serves a script on 127.0.0.1 until stdin closes or
-//! the process is stopped, printing its base URL first and the recorded requests on exit.
+//! `scripted-llm-server --script FILE`: serves a script on 127.0.0.1 until stopped (SIGINT
+//! or SIGTERM), printing its base URL first, and writing the recorded requests on exit.
+//!
+//! A script file is either a raw `Script` (`{"replies": [...]}`) or, more conveniently,
+//! `{"anthropic": [[block, ...], ...]}`: one Anthropic streamed message per entry.
 
 use anyhow::Context;
 use clap::Parser;
@@ -20,8 +23,9 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let text = std::fs::read_to_string(&args.script).with_context(|| format!("reading {}", args.script.display()))?;
-    let script: Script = serde_json::from_str(&text).with_context(|| format!("parsing {}", args.script.display()))?;
+    let text = std::fs::read_to_string(&args.script)
+        .with_context(|| format!("reading {}", args.script.display()))?;
+    let script = parse_script(&text).with_context(|| format!("parsing {}", args.script.display()))?;
     let server = ScriptedServer::start(script).await?;
     println!("{}", server.base_url());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -33,4 +37,27 @@ async fn main() -> anyhow::Result<()> {
         std::fs::write(&path, serde_json::to_string_pretty(&server.requests())?)?;
     }
     Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct AnthropicScript {
+    anthropic: Vec<Vec<scripted_llm::anthropic::Block>>,
+    #[serde(default)]
+    require_api_key: Option<String>,
+}
+
+fn parse_script(text: &str) -> anyhow::Result<Script> {
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    if value.get("anthropic").is_some() {
+        let script: AnthropicScript = serde_json::from_value(value)?;
+        return Ok(Script {
+            replies: script
+                .anthropic
+                .iter()
+                .map(|blocks| scripted_llm::anthropic::message(blocks))
+                .collect(),
+            require_api_key: script.require_api_key,
+        });
+    }
+    Ok(serde_json::from_value(value)?)
 }

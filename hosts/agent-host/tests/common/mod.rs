@@ -29,7 +29,10 @@ pub fn cache_dir() -> PathBuf {
 pub fn agent_host() -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
     for (name, _) in std::env::vars() {
-        if ["ANTHROPIC_", "OPENAI_", "GEMINI_"].iter().any(|p| name.starts_with(p)) {
+        if ["ANTHROPIC_", "OPENAI_", "GEMINI_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        {
             cmd.env_remove(name);
         }
     }
