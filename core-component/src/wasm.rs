@@ -337,6 +337,8 @@ fn state_to_wit(state: SessionState) -> api::SessionState {
 struct SessionResource {
     id: String,
     state: Cell<SessionState>,
+    /// A reasoning effort set while `submit` held the session; applied at the next call.
+    pending_effort: Cell<Option<Option<crate::llm::ReasoningEffort>>>,
     inner: RefCell<Session>,
 }
 
@@ -345,12 +347,16 @@ impl SessionResource {
         Self {
             id: session.id().to_string(),
             state: Cell::new(session.state()),
+            pending_effort: Cell::new(None),
             inner: RefCell::new(session),
         }
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Session) -> T) -> Result<T, AgentError> {
         let mut session = self.inner.try_borrow_mut().map_err(|_| AgentError::Busy)?;
+        if let Some(effort) = self.pending_effort.take() {
+            session.set_reasoning_effort(effort);
+        }
         let result = f(&mut session);
         self.state.set(session.state());
         Ok(result)
@@ -404,9 +410,11 @@ impl api::GuestSession for SessionResource {
             api::ReasoningEffort::Medium => ReasoningEffort::Medium,
             api::ReasoningEffort::High => ReasoningEffort::High,
         });
-        // While a submit runs the session is borrowed; the change then waits for the host
-        // to call again, which it learns from the ignored result being Busy.
-        let _ = self.with(|s| s.set_reasoning_effort(effort));
+        // While a submit holds the session (possible under JSPI) the change waits for the
+        // next call into it.
+        if self.with(|s| s.set_reasoning_effort(effort)).is_err() {
+            self.pending_effort.set(Some(effort));
+        }
     }
 
     fn history_json(&self) -> String {

@@ -2,6 +2,8 @@
 //! (beside the repository): each is decoded by our SSE decoder and adapter and compared
 //! with the expected result in its `.meta.json`. Skipped, saying so, when the folder is absent.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
 use agent_core::llm::anthropic::{StreamFold, parse_response};
 use agent_core::llm::sse::SseDecoder;
 use agent_core::llm::{ContentPart, Response};

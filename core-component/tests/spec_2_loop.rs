@@ -1,6 +1,8 @@
 //! Section 2 of the spec: the session, its lifecycle and the agentic loop, run natively
 //! over in-memory fakes of every port.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
 mod common;
 
 use agent_core::fakes::{FakeEnv, ScriptedResponse};

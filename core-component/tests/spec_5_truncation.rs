@@ -1,5 +1,7 @@
 //! Section 5 of the spec: the model sees truncated output, the event stream the full one.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
 mod common;
 
 use agent_core::fakes::FakeEnv;

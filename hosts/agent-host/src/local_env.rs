@@ -186,11 +186,7 @@ impl LocalEnvironment {
             .fixed_strings(options.fixed_strings)
             .build(&options.pattern)
             .map_err(|e| FsError::InvalidInput(format!("invalid pattern {:?}: {e}", options.pattern)))?;
-        let filter = options
-            .glob_filter
-            .as_deref()
-            .map(|g| glob_matcher(g))
-            .transpose()?;
+        let filter = options.glob_filter.as_deref().map(glob_matcher).transpose()?;
         let limit = match options.max_results {
             0 => DEFAULT_GREP_LIMIT,
             n => n as usize,

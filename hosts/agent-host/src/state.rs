@@ -147,11 +147,24 @@ impl ee::HostProcess for HostState {
     }
 
     async fn read_output(&mut self, process: Resource<ProcessHandle>) -> Result<Option<ee::OutputChunk>> {
-        Ok(self.table.get_mut(&process)?.read_output().await)
+        let control = self.control.clone();
+        let process = self.table.get_mut(&process)?;
+        // An interruption kills the command; its remaining output still drains.
+        tokio::select! {
+            chunk = process.read_output() => return Ok(chunk),
+            _ = control.interrupted() => process.kill(),
+        }
+        Ok(process.read_output().await)
     }
 
     async fn wait(&mut self, process: Resource<ProcessHandle>) -> Result<ee::ExecResult> {
-        Ok(self.table.get_mut(&process)?.wait().await)
+        let control = self.control.clone();
+        let process = self.table.get_mut(&process)?;
+        tokio::select! {
+            result = process.wait() => return Ok(result),
+            _ = control.interrupted() => process.kill(),
+        }
+        Ok(process.wait().await)
     }
 
     async fn kill(&mut self, process: Resource<ProcessHandle>) -> Result<()> {

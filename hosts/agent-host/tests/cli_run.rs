@@ -1,6 +1,8 @@
 //! `agent-host run` and `agent-host tool` end to end: the real binary, the real component,
 //! real tools and processes, and real HTTP to the scripted server on 127.0.0.1.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
 mod common;
 
 use common::{agent_host, stderr, stdout};

@@ -1,6 +1,8 @@
 //! The core holds no authority: its imports are exactly our interfaces plus wall-clock
 //! and random (ARCHITECTURE.md, principle 1).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
 mod common;
 
 use wasmtime::component::Component;

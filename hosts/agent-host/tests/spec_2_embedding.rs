@@ -1,0 +1,156 @@
+//! The native embedding API: events as an async stream, steering, cancel and abort reaching
+//! a running component through `session-host`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+mod common;
+
+use agent_host::bindings::api::{SessionState, StopReason};
+use agent_host::config::session_config;
+use agent_host::{AgentEvent, AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
+use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::{Script, ScriptedServer};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+async fn runtime(server: &ScriptedServer) -> AgentRuntime {
+    let url = server.base_url();
+    let endpoints = Endpoints::from_lookup(move |name| (name == "ANTHROPIC_BASE_URL").then(|| url.clone()));
+    AgentRuntime::load(
+        &common::component(),
+        Some(&common::cache_dir()),
+        HttpTransport::new(endpoints).unwrap(),
+    )
+    .unwrap()
+}
+
+/// Collects events until one of `kind` arrives.
+async fn until(events: &mut UnboundedReceiver<AgentEvent>, kind: &str) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    while let Some(event) = events.recv().await {
+        let done = event.kind == kind;
+        seen.push(event);
+        if done {
+            break;
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_reaches_the_running_loop_and_events_stream_as_they_happen() {
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[tool_use("t1", "shell", json!({"command": "sleep 0.3; echo ran"}))]),
+            message(&[text("steered answer")]),
+        ],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    let rt = runtime(&server).await;
+    let work = tempfile::tempdir().unwrap();
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let (mut session, mut events) = rt
+        .start_session(session_config("anthropic", "m"), env)
+        .await
+        .unwrap();
+    let control = session.controller();
+    let watcher = tokio::spawn(async move {
+        let before = until(&mut events, "TOOL_CALL_START").await;
+        // The tool is running inside the component right now: steer it.
+        control.steer("please also add a test");
+        let after = until(&mut events, "PROCESSING_END").await;
+        (before, after)
+    });
+    let outcome = session.submit("do the task").await.unwrap().unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Completed);
+    let (before, after) = watcher.await.unwrap();
+    assert_eq!(before[0].kind, "SESSION_START");
+    assert!(
+        after
+            .iter()
+            .any(|e| e.kind == "STEERING_INJECTED" && e.data["content"] == "please also add a test")
+    );
+    let second = server.requests()[1].json();
+    let last = second["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"][1]["text"], "please also add a test");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_interrupts_a_streaming_answer_and_the_session_stays_usable() {
+    let mut slow = message(&[text("a very slow answer that will not finish")]);
+    slow.delay_ms = 300;
+    let server = ScriptedServer::start(Script {
+        replies: vec![slow, message(&[text("second answer")])],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    let rt = runtime(&server).await;
+    let work = tempfile::tempdir().unwrap();
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let (mut session, mut events) = rt
+        .start_session(session_config("anthropic", "m"), env)
+        .await
+        .unwrap();
+    let control = session.controller();
+    tokio::spawn(async move {
+        until(&mut events, "USER_INPUT").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        control.cancel();
+    });
+    let started = Instant::now();
+    let outcome = session.submit("first").await.unwrap().unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Cancelled);
+    // The stream had ~10 chunks of 300 ms left: it was cut, not waited out.
+    assert!(
+        started.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(session.state().await.unwrap(), SessionState::Idle);
+    let outcome = session.submit("again").await.unwrap().unwrap();
+    assert_eq!(outcome.final_text, "second answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_kills_the_running_command_and_closes_the_session() {
+    let server = ScriptedServer::start(Script {
+        replies: vec![message(&[tool_use(
+            "t1",
+            "shell",
+            json!({"command": "sleep 30"}),
+        )])],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    let rt = runtime(&server).await;
+    let work = tempfile::tempdir().unwrap();
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let (mut session, mut events) = rt
+        .start_session(session_config("anthropic", "m"), env)
+        .await
+        .unwrap();
+    let control = session.controller();
+    let watcher = tokio::spawn(async move {
+        until(&mut events, "TOOL_CALL_START").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        control.abort();
+        until(&mut events, "SESSION_END").await
+    });
+    let started = Instant::now();
+    let outcome = session.submit("run it").await.unwrap().unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Aborted);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(session.state().await.unwrap(), SessionState::Closed);
+    let tail = watcher.await.unwrap();
+    assert_eq!(tail.last().unwrap().data["reason"], "aborted");
+}
