@@ -366,3 +366,18 @@ fn the_request_carries_system_prompt_tools_model_and_reasoning_budget() {
     assert!(system.ends_with("Always answer in French."));
     assert_eq!(body["tools"][0]["input_schema"]["required"], json!(["file_path"]));
 }
+
+#[test]
+fn empty_text_blocks_are_not_replayed_to_the_api() {
+    let mut h = Harness::new(vec![
+        common::blocks_reply(&[
+            json!({"type": "text", "text": ""}),
+            json!({"type": "tool_use", "id": "t1", "name": "shell", "input": {"command": "a"}}),
+        ]),
+        text_reply("ok"),
+    ]);
+    h.session.submit("x").unwrap();
+    let assistant = &h.transport.request_bodies()[1]["messages"][1];
+    assert_eq!(assistant["content"].as_array().unwrap().len(), 1);
+    assert_eq!(assistant["content"][0]["type"], "tool_use");
+}

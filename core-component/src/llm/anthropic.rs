@@ -81,7 +81,14 @@ pub fn request_body(request: &Request) -> Value {
 fn messages(messages: &[Message]) -> Vec<Value> {
     let mut out: Vec<(Role, Vec<Value>)> = Vec::new();
     for message in messages {
-        let blocks: Vec<Value> = message.parts.iter().map(block).collect();
+        // The API rejects empty text blocks; a response can contain one (an empty start
+        // with no deltas), so it is not replayed.
+        let blocks: Vec<Value> = message
+            .parts
+            .iter()
+            .filter(|p| !matches!(p, ContentPart::Text { text } if text.is_empty()))
+            .map(block)
+            .collect();
         if blocks.is_empty() {
             continue;
         }

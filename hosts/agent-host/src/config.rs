@@ -21,7 +21,8 @@ pub fn protocol_of(provider: &str) -> api::WireProtocol {
     }
 }
 
-/// A session configuration with the spec's defaults.
+/// A session configuration with the spec's defaults (section 2.2; the core's
+/// `Limits::default` holds the same values for native use, across the WIT boundary).
 pub fn session_config(provider: &str, model: &str) -> api::SessionConfig {
     api::SessionConfig {
         provider: provider.to_string(),

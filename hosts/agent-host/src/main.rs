@@ -188,18 +188,18 @@ async fn run(
         }
         view.finish();
     });
-    let outcome = tokio::select! {
-        outcome = session.submit(&task) => Some(outcome),
-        _ = tokio::signal::ctrl_c() => {
-            controller.abort();
-            None
-        }
+    // Ctrl-C asks for a graceful abort; the loop notices it at its next check (a running
+    // command or stream is cut at once) and returns, so the instance stays consistent.
+    let interrupter = {
+        let controller = controller.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                controller.abort();
+            }
+        })
     };
-    let outcome = match outcome {
-        Some(outcome) => outcome,
-        // The loop notices the abort at its next check and closes the session.
-        None => session.submit("").await.map(|_| Ok(interrupted_outcome())),
-    };
+    let outcome = session.submit(&task).await;
+    interrupter.abort();
     let _ = session.close().await;
     // The event channel ends when the last holder of the session's control is gone.
     drop(controller);
@@ -217,15 +217,6 @@ async fn run(
             api::StopReason::AwaitingInput => ExitCode::SUCCESS,
             api::StopReason::Cancelled | api::StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
         },
-    }
-}
-
-fn interrupted_outcome() -> api::SubmitOutcome {
-    api::SubmitOutcome {
-        stop_reason: api::StopReason::Aborted,
-        rounds: 0,
-        turns: 0,
-        final_text: String::new(),
     }
 }
 

@@ -257,3 +257,56 @@ async fn tool_subcommand_runs_one_tool_through_the_component() -> anyhow::Result
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_aborts_gracefully_and_kills_the_running_command() -> anyhow::Result<()> {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let server = ScriptedServer::start(Script {
+        replies: vec![message(&[tool_use(
+            "t1",
+            "shell",
+            json!({"command": "echo $$ > shell.pid; sleep 30"}),
+        )])],
+        require_api_key: None,
+    })
+    .await?;
+    let work = tempfile::tempdir()?;
+    let mut child = agent_host()
+        .args(["run", "wait a while", "--json", "--cwd"])
+        .arg(work.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await? {
+        if line.contains("TOOL_CALL_START") {
+            break;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id().unwrap() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )?;
+    let mut rest = Vec::new();
+    while let Some(line) = lines.next_line().await? {
+        rest.push(line);
+    }
+    let status = child.wait().await?;
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(rest.last().unwrap().contains("SESSION_END"), "{rest:?}");
+    let pid: i32 = std::fs::read_to_string(work.path().join("shell.pid"))?
+        .trim()
+        .parse()?;
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err(),
+        "the command survived"
+    );
+    Ok(())
+}

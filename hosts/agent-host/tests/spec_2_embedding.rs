@@ -7,7 +7,7 @@ mod common;
 
 use agent_host::bindings::api::{SessionState, StopReason};
 use agent_host::config::session_config;
-use agent_host::{AgentEvent, AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
+use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::json;
@@ -15,15 +15,34 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-async fn runtime(server: &ScriptedServer) -> AgentRuntime {
+/// A scripted server, and a session of the real component talking to it in a temp dir.
+struct Started {
+    server: ScriptedServer,
+    session: AgentSession,
+    events: UnboundedReceiver<AgentEvent>,
+    _work: tempfile::TempDir,
+}
+
+async fn start(replies: Vec<scripted_llm::Reply>) -> Started {
+    let script = Script {
+        replies,
+        require_api_key: None,
+    };
+    let server = ScriptedServer::start(script).await.unwrap();
     let url = server.base_url();
     let endpoints = Endpoints::from_lookup(move |name| (name == "ANTHROPIC_BASE_URL").then(|| url.clone()));
-    AgentRuntime::load(
-        &common::component(),
-        Some(&common::cache_dir()),
-        HttpTransport::new(endpoints).unwrap(),
-    )
-    .unwrap()
+    let transport = HttpTransport::new(endpoints).unwrap();
+    let runtime = AgentRuntime::load(&common::component(), Some(&common::cache_dir()), transport).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let config = session_config("anthropic", "m");
+    let (session, events) = runtime.start_session(config, env).await.unwrap();
+    Started {
+        server,
+        session,
+        events,
+        _work: work,
+    }
 }
 
 /// Collects events until one of `kind` arrives.
@@ -41,22 +60,16 @@ async fn until(events: &mut UnboundedReceiver<AgentEvent>, kind: &str) -> Vec<Ag
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steering_reaches_the_running_loop_and_events_stream_as_they_happen() {
-    let server = ScriptedServer::start(Script {
-        replies: vec![
-            message(&[tool_use("t1", "shell", json!({"command": "sleep 0.3; echo ran"}))]),
-            message(&[text("steered answer")]),
-        ],
-        require_api_key: None,
-    })
-    .await
-    .unwrap();
-    let rt = runtime(&server).await;
-    let work = tempfile::tempdir().unwrap();
-    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let (mut session, mut events) = rt
-        .start_session(session_config("anthropic", "m"), env)
-        .await
-        .unwrap();
+    let Started {
+        server,
+        mut session,
+        mut events,
+        _work,
+    } = start(vec![
+        message(&[tool_use("t1", "shell", json!({"command": "sleep 0.3; echo ran"}))]),
+        message(&[text("steered answer")]),
+    ])
+    .await;
     let control = session.controller();
     let watcher = tokio::spawn(async move {
         let before = until(&mut events, "TOOL_CALL_START").await;
@@ -83,19 +96,12 @@ async fn steering_reaches_the_running_loop_and_events_stream_as_they_happen() {
 async fn cancel_interrupts_a_streaming_answer_and_the_session_stays_usable() {
     let mut slow = message(&[text("a very slow answer that will not finish")]);
     slow.delay_ms = 300;
-    let server = ScriptedServer::start(Script {
-        replies: vec![slow, message(&[text("second answer")])],
-        require_api_key: None,
-    })
-    .await
-    .unwrap();
-    let rt = runtime(&server).await;
-    let work = tempfile::tempdir().unwrap();
-    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let (mut session, mut events) = rt
-        .start_session(session_config("anthropic", "m"), env)
-        .await
-        .unwrap();
+    let Started {
+        server: _server,
+        mut session,
+        mut events,
+        _work,
+    } = start(vec![slow, message(&[text("second answer")])]).await;
     let control = session.controller();
     tokio::spawn(async move {
         until(&mut events, "USER_INPUT").await;
@@ -118,23 +124,17 @@ async fn cancel_interrupts_a_streaming_answer_and_the_session_stays_usable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_kills_the_running_command_and_closes_the_session() {
-    let server = ScriptedServer::start(Script {
-        replies: vec![message(&[tool_use(
-            "t1",
-            "shell",
-            json!({"command": "sleep 30"}),
-        )])],
-        require_api_key: None,
-    })
-    .await
-    .unwrap();
-    let rt = runtime(&server).await;
-    let work = tempfile::tempdir().unwrap();
-    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let (mut session, mut events) = rt
-        .start_session(session_config("anthropic", "m"), env)
-        .await
-        .unwrap();
+    let Started {
+        server: _server,
+        mut session,
+        mut events,
+        _work,
+    } = start(vec![message(&[tool_use(
+        "t1",
+        "shell",
+        json!({"command": "sleep 30"}),
+    )])])
+    .await;
     let control = session.controller();
     let watcher = tokio::spawn(async move {
         until(&mut events, "TOOL_CALL_START").await;
