@@ -139,6 +139,12 @@ fn recorded_anthropic_wire_fixtures_decode_to_their_expected_results() {
         checked += 1;
     }
     println!("checked {checked} anthropic fixtures");
-    let total = entries.iter().filter(|p| p.to_string_lossy().ends_with(".meta.json")).count();
-    assert!(total > 0 && checked == total, "checked {checked} of {total} fixtures");
+    let total = entries
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".meta.json"))
+        .count();
+    assert!(
+        total > 0 && checked == total,
+        "checked {checked} of {total} fixtures"
+    );
 }

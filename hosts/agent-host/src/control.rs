@@ -1,10 +1,12 @@
-//! The application's side of a running session: events out, steering, follow-ups and
-//! interruptions in. Shared between the session's store and any number of controllers.
+//! The application's side of a running session: steering, follow-ups and interruptions in.
+//! Shared between the session's store and any number of controllers. Events go out on a
+//! channel owned by the store alone, so the stream ends when the session is dropped, however
+//! many controllers are still around.
 
 use crate::bindings::session_host::Interruption;
 use serde::Serialize;
 use std::sync::Mutex;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// One event of a session, as the embedding API delivers it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,19 +24,15 @@ pub struct SessionControl {
     steering: Mutex<Vec<String>>,
     follow_ups: Mutex<Vec<String>>,
     interruption: watch::Sender<Option<Interruption>>,
-    events: mpsc::UnboundedSender<AgentEvent>,
 }
 
 impl SessionControl {
-    pub fn new() -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
-        let (events, receiver) = mpsc::unbounded_channel();
-        let control = Self {
+    pub fn new() -> Self {
+        Self {
             steering: Mutex::new(Vec::new()),
             follow_ups: Mutex::new(Vec::new()),
             interruption: watch::Sender::new(None),
-            events,
-        };
-        (control, receiver)
+        }
     }
 
     /// Queues a message injected after the current tool round.
@@ -84,10 +82,11 @@ impl SessionControl {
     pub fn take_follow_ups(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.follow_ups))
     }
+}
 
-    pub fn emit(&self, event: AgentEvent) {
-        // A dropped receiver means nobody listens any more; the session goes on.
-        let _ = self.events.send(event);
+impl Default for SessionControl {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -201,8 +201,7 @@ async fn run(
     let outcome = session.submit(&task).await;
     interrupter.abort();
     let _ = session.close().await;
-    // The event channel ends when the last holder of the session's control is gone.
-    drop(controller);
+    // The event stream ends with the session's store.
     drop(session);
     let _ = printer.await;
     match outcome {

@@ -104,12 +104,10 @@ impl AgentRuntime {
         Arc<SessionControl>,
         mpsc::UnboundedReceiver<AgentEvent>,
     )> {
-        let (control, events) = SessionControl::new();
-        let control = Arc::new(control);
-        let mut store = Store::new(
-            &self.engine,
-            HostState::new(env, self.transport.clone(), control.clone()),
-        );
+        let control = Arc::new(SessionControl::new());
+        let (sender, events) = mpsc::unbounded_channel();
+        let state = HostState::new(env, self.transport.clone(), control.clone(), sender);
+        let mut store = Store::new(&self.engine, state);
         let bindings = self.pre.instantiate_async(&mut store).await?;
         Ok((store, bindings, control, events))
     }

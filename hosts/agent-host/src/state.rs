@@ -8,6 +8,7 @@ use crate::local_env::LocalEnvironment;
 use crate::process::ProcessHandle;
 use crate::transport::{HttpTransport, ResponseHandle};
 use std::sync::Arc;
+use tokio::sync::mpsc;
 use wasmtime::Result;
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::clocks::WasiClocksCtx;
@@ -21,10 +22,17 @@ pub struct HostState {
     pub env: Arc<LocalEnvironment>,
     pub transport: HttpTransport,
     pub control: Arc<SessionControl>,
+    /// The session's events; the receiver's stream ends when this store is dropped.
+    pub events: mpsc::UnboundedSender<AgentEvent>,
 }
 
 impl HostState {
-    pub fn new(env: Arc<LocalEnvironment>, transport: HttpTransport, control: Arc<SessionControl>) -> Self {
+    pub fn new(
+        env: Arc<LocalEnvironment>,
+        transport: HttpTransport,
+        control: Arc<SessionControl>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+    ) -> Self {
         Self {
             table: ResourceTable::new(),
             clocks: WasiClocksCtx::default(),
@@ -32,6 +40,7 @@ impl HostState {
             env,
             transport,
             control,
+            events,
         }
     }
 
@@ -227,7 +236,8 @@ impl sh::Host for HostState {
     async fn emit(&mut self, event: sh::Event) -> Result<()> {
         let data =
             serde_json::from_str(&event.data_json).unwrap_or(serde_json::Value::String(event.data_json));
-        self.control.emit(AgentEvent {
+        // A dropped receiver means nobody listens any more; the session goes on.
+        let _ = self.events.send(AgentEvent {
             kind: event_kind_name(event.kind).to_string(),
             session_id: event.session_id,
             timestamp_ms: event.timestamp_ms,
