@@ -35,7 +35,8 @@ async fn main() -> anyhow::Result<()> {
             match event.kind.as_str() {
                 "ASSISTANT_TEXT_DELTA" => print!("{}", event.data["delta"].as_str().unwrap_or_default()),
                 "TOOL_CALL_START" => {
-                    println!("\n[{}] {}", event.data["tool_name"], event.data["arguments"]);
+                    let name = event.data["tool_name"].as_str().unwrap_or_default();
+                    println!("\n[{name}] {}", event.data["arguments"]);
                     // A host can redirect the agent at any time; it sees this after the round.
                     control.steer("Keep the answer short.");
                 }
