@@ -42,8 +42,8 @@ test-demo: component host
 ## The Debian fallback for the wasm std is tested, not theoretical: build the component
 ## through it and check the result with the import-list test.
 test-debian-route:
-	WASM_TOOLCHAIN=debian scripts/wasm-cargo.sh build --release
-	AGENT_CORE_COMPONENT=$(CURDIR)/target/wasm-debian/wasm32-unknown-unknown/release/agent_core.wasm \
+	WASM_TOOLCHAIN=debian scripts/wasm-cargo.sh build --profile component
+	AGENT_CORE_COMPONENT=$(CURDIR)/target/wasm-debian/wasm32-unknown-unknown/component/agent_core.wasm \
 	    cargo test --locked -p agent-host --test component_imports --test cli_run
 
 test: lint test-rust test-demo test-debian-route

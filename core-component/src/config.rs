@@ -55,6 +55,12 @@ pub struct SessionConfig {
     pub provider_options: Option<serde_json::Value>,
     pub depth: u32,
     pub session_id: Option<String>,
+    /// Overrides the profile's context window (tokens).
+    #[serde(default)]
+    pub context_window_size: Option<u64>,
+    /// Overrides the profile's choice of running tool calls concurrently.
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
 }
 
 impl SessionConfig {
@@ -81,6 +87,8 @@ impl SessionConfig {
             provider_options: None,
             depth: 0,
             session_id: None,
+            context_window_size: None,
+            parallel_tool_calls: None,
         }
     }
 

@@ -15,6 +15,9 @@ pub type ProcessHandler = Box<dyn Fn(&SpawnRequest) -> ExecResult>;
 pub struct FakeEnv {
     pub files: RefCell<BTreeMap<String, Vec<u8>>>,
     pub spawned: RefCell<Vec<SpawnRequest>>,
+    /// `spawn <command>` and `wait <command>` in the order they happened, to tell
+    /// concurrent execution (all spawns before the first wait) from sequential.
+    pub process_log: Rc<RefCell<Vec<String>>>,
     handler: ProcessHandler,
 }
 
@@ -32,6 +35,7 @@ impl FakeEnv {
         Self {
             files: RefCell::new(BTreeMap::new()),
             spawned: RefCell::new(Vec::new()),
+            process_log: Rc::default(),
             handler,
         }
     }
@@ -58,6 +62,8 @@ impl FakeEnv {
 }
 
 struct FakeProcess {
+    command: String,
+    log: Rc<RefCell<Vec<String>>>,
     chunks: VecDeque<OutputChunk>,
     result: ExecResult,
 }
@@ -70,6 +76,7 @@ impl Process for FakeProcess {
         self.chunks.pop_front()
     }
     fn wait(&mut self) -> ExecResult {
+        self.log.borrow_mut().push(format!("wait {}", self.command));
         self.result.clone()
     }
     fn kill(&mut self) {}
@@ -114,6 +121,10 @@ impl Environment for FakeEnv {
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn Process>, SpawnError> {
         let result = (self.handler)(&request);
+        self.process_log
+            .borrow_mut()
+            .push(format!("spawn {}", request.command));
+        let command = request.command.clone();
         self.spawned.borrow_mut().push(request);
         let mut chunks = VecDeque::new();
         for (stream, text) in [
@@ -127,7 +138,12 @@ impl Environment for FakeEnv {
                 });
             }
         }
-        Ok(Box::new(FakeProcess { chunks, result }))
+        Ok(Box::new(FakeProcess {
+            command,
+            log: self.process_log.clone(),
+            chunks,
+            result,
+        }))
     }
 }
 
@@ -150,6 +166,12 @@ impl ScriptedResponse {
             chunks: body.as_bytes().chunks(piece.max(1)).map(<[u8]>::to_vec).collect(),
             break_with: None,
         }
+    }
+
+    /// Adds a response header.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
     }
 
     /// A JSON response with a status.
@@ -239,6 +261,10 @@ pub struct RecordingHost {
     pub interruption: RefCell<Option<Interruption>>,
     pub denied_tools: RefCell<Vec<String>>,
     pub logs: RefCell<Vec<(LogLevel, String)>>,
+    /// Every `sleep` asked for, in milliseconds (the fake does not wait).
+    pub sleeps: RefCell<Vec<u64>>,
+    /// Approval requests seen.
+    pub approvals: RefCell<Vec<ApprovalRequest>>,
     /// Called on every emitted event, e.g. to steer when a tool starts.
     #[allow(clippy::type_complexity)]
     pub on_event: RefCell<Option<Box<dyn Fn(&Event, &RecordingHost)>>>,
@@ -268,6 +294,7 @@ impl SessionHost for RecordingHost {
         *self.interruption.borrow()
     }
     fn sleep(&self, _: &str, ms: u64) -> bool {
+        self.sleeps.borrow_mut().push(ms);
         self.clock.set(self.clock.get() + ms);
         false
     }
@@ -275,6 +302,7 @@ impl SessionHost for RecordingHost {
         self.logs.borrow_mut().push((level, message.to_string()));
     }
     fn approve(&self, request: &ApprovalRequest) -> Approval {
+        self.approvals.borrow_mut().push(request.clone());
         if self.denied_tools.borrow().contains(&request.tool_name) {
             Approval::Deny("denied by test policy".to_string())
         } else {

@@ -6,6 +6,7 @@ pub mod config;
 pub mod events;
 pub mod history;
 pub mod llm;
+pub mod loop_detection;
 pub mod ports;
 pub mod profile;
 pub mod session;
@@ -44,17 +45,15 @@ pub fn run_tool(
     if !arguments.is_object() {
         return Err(format!("arguments must be a JSON object, got {arguments}"));
     }
-    match tool.runner {
-        tools::Runner::Builtin(run) => {
-            let mut on_output = |_: ports::OutputStream, _: &str| {};
-            let mut ctx = tools::ToolContext {
-                env: ports.env.as_ref(),
-                default_timeout_ms: profile.default_command_timeout_ms,
-                max_timeout_ms: config.limits.max_command_timeout_ms,
-                on_output: &mut on_output,
-            };
-            run(&arguments, &mut ctx)
-        }
-        tools::Runner::Host => ports.host_tools.call("run-tool", name, arguments_json),
+    if let Err(problem) = profile.validator.validate(name, &arguments) {
+        return Err(format!("invalid arguments for {name}: {problem}"));
     }
+    let ctx = tools::ToolContext {
+        env: ports.env.as_ref(),
+        host_tools: ports.host_tools.as_ref(),
+        session_id: "run-tool",
+        default_timeout_ms: profile.default_command_timeout_ms,
+        max_timeout_ms: config.limits.max_command_timeout_ms,
+    };
+    tools::start(tool, &arguments, &ctx).finish(&mut |_, _| {})
 }

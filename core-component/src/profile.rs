@@ -5,7 +5,9 @@
 use crate::config::SessionConfig;
 use crate::llm::ToolDefinition;
 use crate::ports::Environment;
-use crate::tools::{RegisteredTool, Runner, ToolRegistry, read_file, shell, write_file};
+use crate::tools::validation::SchemaValidator;
+use crate::tools::{CommandTool, RegisteredTool, Runner, ToolRegistry, read_file, shell, write_file};
+use std::rc::Rc;
 
 /// The profile ids a session may name.
 pub const PROVIDERS: [&str; 3] = ["anthropic", "openai", "gemini"];
@@ -18,6 +20,12 @@ pub struct Profile {
     /// Default shell timeout of this profile (Claude Code: 120 s; codex: 10 s).
     pub default_command_timeout_ms: u64,
     pub default_max_output_tokens: u32,
+    /// Whether a response's several tool calls may run at once.
+    pub supports_parallel_tool_calls: bool,
+    /// Tokens the profile's models accept (for the 80 % context warning).
+    pub context_window_size: u64,
+    /// The compiled argument schemas of the registry's tools.
+    pub validator: Rc<SchemaValidator>,
 }
 
 impl Profile {
@@ -45,11 +53,21 @@ impl Profile {
             "anthropic" => 120_000,
             _ => config.limits.default_command_timeout_ms,
         };
+        // All three reference agents run a response's independent tool calls concurrently.
+        let (supports_parallel_tool_calls, context_window_size) = match config.provider.as_str() {
+            "openai" => (true, 272_000),
+            "gemini" => (true, 1_048_576),
+            _ => (true, 200_000),
+        };
+        let validator = Rc::new(SchemaValidator::new(&registry.definitions()));
         Self {
             id: config.provider.clone(),
             registry,
             default_command_timeout_ms,
             default_max_output_tokens: 8_192,
+            supports_parallel_tool_calls: config.parallel_tool_calls.unwrap_or(supports_parallel_tool_calls),
+            context_window_size: config.context_window_size.unwrap_or(context_window_size),
+            validator,
         }
     }
 
@@ -61,15 +79,18 @@ impl Profile {
 /// The built-in tools every profile starts from.
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::default();
-    for (definition, run) in [
-        (read_file::definition(), read_file::run as crate::tools::Executor),
-        (write_file::definition(), write_file::run),
-        (shell::definition(), shell::run),
+    for (definition, runner) in [
+        (read_file::definition(), Runner::Builtin(read_file::run)),
+        (write_file::definition(), Runner::Builtin(write_file::run)),
+        (
+            shell::definition(),
+            Runner::Command(CommandTool {
+                prepare: shell::prepare,
+                report: shell::report,
+            }),
+        ),
     ] {
-        registry.register(RegisteredTool {
-            definition,
-            runner: Runner::Builtin(run),
-        });
+        registry.register(RegisteredTool { definition, runner });
     }
     registry
 }

@@ -57,13 +57,16 @@ pub fn truncate_chars(output: &str, max_chars: usize, mode: Mode) -> String {
     let removed = total - max_chars;
     match mode {
         Mode::HeadTail => {
-            let half = max_chars / 2;
+            // With an odd limit the tail gets the extra character: exactly `max_chars` are
+            // kept, so the count in the marker is exact.
+            let head = max_chars / 2;
+            let tail = max_chars - head;
             format!(
                 "{}\n\n[WARNING: Tool output was truncated. {removed} characters were removed from the middle. \
                  The full output is available in the event stream. \
                  If you need to see specific parts, re-run the tool with more targeted parameters.]\n\n{}",
-                &output[..offset_from_start(output, half)],
-                &output[offset_from_end(output, half)..]
+                &output[..offset_from_start(output, head)],
+                &output[offset_from_end(output, tail)..]
             )
         }
         Mode::Tail => format!(
@@ -128,6 +131,30 @@ mod tests {
         assert_eq!(truncate_chars(&s, 10, Mode::Tail), s);
         let out = truncate_chars(&s, 4, Mode::HeadTail);
         assert!(out.starts_with("\u{e9}\u{e9}\n"));
+    }
+
+    #[test]
+    fn odd_limits_keep_exactly_the_limit() {
+        let out = truncate_chars("abcdefghij", 5, Mode::HeadTail);
+        assert!(out.starts_with("ab\n\n[WARNING"), "{out}");
+        assert!(out.ends_with("]\n\nhij"), "{out}");
+        assert!(out.contains(" 5 characters were removed"));
+        let lines = truncate_lines("1\n2\n3\n4\n5\n6", 3);
+        assert_eq!(lines, "1\n[... 3 lines omitted ...]\n5\n6");
+    }
+
+    #[test]
+    fn multibyte_characters_are_never_split() {
+        // Two-, three- and four-byte characters on both sides of every cut; none of them
+        // occurs in the marker, so counting them counts what was kept.
+        let s: String = "\u{1F600}\u{00DF}\u{20AC}".repeat(1_000);
+        let ours = |c: &char| matches!(c, '\u{1F600}' | '\u{00DF}' | '\u{20AC}');
+        for max in [0, 1, 2, 3, 7, 100, 2_999] {
+            for mode in [Mode::HeadTail, Mode::Tail] {
+                let out = truncate_chars(&s, max, mode);
+                assert_eq!(out.chars().filter(ours).count(), max, "max {max}, {mode:?}");
+            }
+        }
     }
 
     #[test]

@@ -238,6 +238,23 @@ impl ports::HostTools for HostTools {
     }
 }
 
+/// getrandom's custom backend (selected in `.cargo/config.toml`): boon's hash maps seed
+/// from getrandom, and on wasm32-unknown-unknown the only randomness is wasi:random.
+///
+/// # Safety
+/// getrandom calls it with a writable buffer of `len` bytes.
+#[unsafe(no_mangle)]
+unsafe extern "Rust" fn __getrandom_v03_custom(dest: *mut u8, len: usize) -> Result<(), getrandom::Error> {
+    let bytes = wasi::random::random::get_random_bytes(len as u64);
+    let n = len.min(bytes.len());
+    // SAFETY: `dest` is valid for `len` bytes and `n <= len`; the source is a fresh Vec.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest, n) };
+    if n < len {
+        return Err(getrandom::Error::UNSUPPORTED);
+    }
+    Ok(())
+}
+
 fn wasm_ports() -> Ports {
     // With panic=abort a panic is a bare `unreachable` trap; send its message to the host
     // first so the failure can be diagnosed.
@@ -310,6 +327,8 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
             .and_then(|s| serde_json::from_str(&s).ok()),
         depth: c.depth,
         session_id: c.session_id,
+        context_window_size: c.context_window_tokens,
+        parallel_tool_calls: c.parallel_tool_calls,
     }
 }
 
@@ -392,6 +411,7 @@ impl api::GuestSession for SessionResource {
                 StopReason::AwaitingInput => api::StopReason::AwaitingInput,
                 StopReason::Cancelled => api::StopReason::Cancelled,
                 StopReason::Aborted => api::StopReason::Aborted,
+                StopReason::ContextLength => api::StopReason::ContextLength,
             },
             rounds: outcome.rounds,
             turns: outcome.turns,

@@ -100,8 +100,11 @@ fn tool_failures_become_error_results_the_model_can_recover_from() {
     let text = |i: usize| results[i]["content"].as_str().unwrap().to_string();
     assert!(text(0).starts_with("Unknown tool: no_such_tool. Available tools: read_file, write_file, shell"));
     assert!(text(1).contains("file not found: missing.txt"), "{}", text(1));
+    // Schema validation names both the missing and the unexpected field.
     assert!(
-        text(2).contains("missing required argument `file_path`"),
+        text(2).starts_with("Invalid arguments for tool read_file:")
+            && text(2).contains("missing properties 'file_path'")
+            && text(2).contains("'path' not allowed"),
         "{}",
         text(2)
     );
@@ -380,4 +383,98 @@ fn empty_text_blocks_are_not_replayed_to_the_api() {
     let assistant = &h.transport.request_bodies()[1]["messages"][1];
     assert_eq!(assistant["content"].as_array().unwrap().len(), 1);
     assert_eq!(assistant["content"][0]["type"], "tool_use");
+}
+
+#[test]
+fn a_reasoning_effort_change_applies_to_the_next_call() {
+    let mut config = SessionConfig::new("anthropic", "claude-test");
+    config.reasoning_effort = Some(agent_core::llm::ReasoningEffort::Low);
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![text_reply("a"), text_reply("b"), text_reply("c")],
+    );
+    h.session.submit("one").unwrap();
+    h.session
+        .set_reasoning_effort(Some(agent_core::llm::ReasoningEffort::High));
+    h.session.submit("two").unwrap();
+    h.session.set_reasoning_effort(None);
+    h.session.submit("three").unwrap();
+    let budgets: Vec<_> = h
+        .transport
+        .request_bodies()
+        .iter()
+        .map(|b| b["thinking"]["budget_tokens"].clone())
+        .collect();
+    assert_eq!(budgets, [json!(2048), json!(24576), json!(null)]);
+}
+
+#[test]
+fn a_question_leaves_the_session_awaiting_input_and_the_answer_continues_it() {
+    let mut h = Harness::new(vec![
+        text_reply("I can do that.\n\nWhich file should I change?"),
+        text_reply("Changed main.rs."),
+    ]);
+    let outcome = h.session.submit("fix the bug").unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::AwaitingInput);
+    assert_eq!(h.session.state(), SessionState::AwaitingInput);
+    let outcome = h.session.submit("main.rs").unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Completed);
+    assert_eq!(h.session.state(), SessionState::Idle);
+}
+
+#[test]
+fn transient_errors_are_retried_with_the_providers_delay_and_a_warning() {
+    let overloaded = || {
+        ScriptedResponse::json(
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+        )
+        .with_header("retry-after", "1")
+    };
+    let mut h = Harness::new(vec![overloaded(), overloaded(), text_reply("finally")]);
+    let outcome = h.session.submit("x").unwrap();
+    assert_eq!(outcome.final_text, "finally");
+    assert_eq!(h.transport.requests.borrow().len(), 3);
+    assert_eq!(*h.host.sleeps.borrow(), [1_000, 1_000]);
+    let retries: Vec<_> = h
+        .events_of(EventKind::Warning)
+        .into_iter()
+        .filter(|w| w["kind"] == "llm_retry")
+        .collect();
+    assert_eq!(retries.len(), 2);
+    assert_eq!(retries[0]["error_kind"], "rate_limit");
+}
+
+#[test]
+fn retries_give_up_after_the_policy_and_the_error_is_reported() {
+    let server_error = || {
+        ScriptedResponse::json(
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"boom"}}"#,
+        )
+    };
+    let mut h = Harness::new(vec![
+        server_error(),
+        server_error(),
+        server_error(),
+        text_reply("never"),
+    ]);
+    let error = h.session.submit("x").unwrap_err();
+    assert!(
+        matches!(&error, AgentError::Llm(m) if m.contains("boom")),
+        "{error:?}"
+    );
+    assert_eq!(
+        h.transport.requests.borrow().len(),
+        3,
+        "one attempt and two retries"
+    );
+    let sleeps = h.host.sleeps.borrow().clone();
+    assert_eq!(sleeps.len(), 2);
+    // Exponential backoff with jitter: 1 s then 2 s, each within +/- 50 %.
+    assert!(
+        (500..=1_500).contains(&sleeps[0]) && (1_000..=3_000).contains(&sleeps[1]),
+        "{sleeps:?}"
+    );
 }

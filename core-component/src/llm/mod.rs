@@ -4,9 +4,11 @@
 pub mod anthropic;
 pub mod client;
 pub mod error;
+pub mod retry;
 pub mod sse;
 pub mod types;
 
 pub use client::LlmClient;
 pub use error::{ErrorKind, LlmError};
+pub use retry::RetryPolicy;
 pub use types::*;

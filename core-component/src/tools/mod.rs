@@ -1,32 +1,45 @@
-//! Tools the model can call: the registry, argument helpers, and the built-in tools.
+//! Tools the model can call: the registry, how a call starts and finishes, argument
+//! helpers, and the built-in tools.
 
 pub mod read_file;
 pub mod shell;
+pub mod validation;
 pub mod write_file;
 
 use crate::llm::ToolDefinition;
-use crate::ports::{Environment, OutputStream};
+use crate::ports::{Environment, ExecResult, HostTools, OutputStream, Process, SpawnRequest};
 use serde_json::Value;
 
 /// What a tool run needs from its session.
 pub struct ToolContext<'a> {
     pub env: &'a dyn Environment,
+    pub host_tools: &'a dyn HostTools,
+    pub session_id: &'a str,
     /// Timeout of a command that names none (the profile's default).
     pub default_timeout_ms: u64,
     /// Upper bound of any command's timeout.
     pub max_timeout_ms: u64,
-    /// Receives process output as it arrives (TOOL_CALL_OUTPUT_DELTA).
-    pub on_output: &'a mut dyn FnMut(OutputStream, &str),
 }
 
 /// A built-in tool's implementation: the arguments, already checked to be an object.
 /// `Err` becomes an `is_error` tool result the model can recover from.
-pub type Executor = fn(&Value, &mut ToolContext<'_>) -> Result<String, String>;
+pub type Executor = fn(&Value, &ToolContext<'_>) -> Result<String, String>;
+
+/// A tool that runs one process. It is split in two so that a round's commands can all be
+/// started before any is waited for: parallel tool calls then really run at once.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandTool {
+    /// Checks the arguments and says what to run.
+    pub prepare: fn(&Value, &ToolContext<'_>) -> Result<SpawnRequest, String>,
+    /// Turns the finished process into the tool's output.
+    pub report: fn(&ExecResult, &SpawnRequest) -> String,
+}
 
 /// How a registered tool runs.
 #[derive(Debug, Clone, Copy)]
 pub enum Runner {
     Builtin(Executor),
+    Command(CommandTool),
     /// Through the `host-tools` import.
     Host,
 }
@@ -36,6 +49,67 @@ pub enum Runner {
 pub struct RegisteredTool {
     pub definition: ToolDefinition,
     pub runner: Runner,
+}
+
+/// A tool call after its start: finished already, or a process still running.
+pub enum Started {
+    Done(Result<String, String>),
+    Running(RunningCommand),
+}
+
+/// A command tool's process, started and not yet waited for.
+pub struct RunningCommand {
+    process: Box<dyn Process>,
+    request: SpawnRequest,
+    report: fn(&ExecResult, &SpawnRequest) -> String,
+}
+
+impl RunningCommand {
+    /// Streams the process's output to `on_output` until it ends, then reports.
+    pub fn finish(mut self, on_output: &mut dyn FnMut(OutputStream, &str)) -> String {
+        while let Some(chunk) = self.process.read_output() {
+            on_output(chunk.stream, &String::from_utf8_lossy(&chunk.data));
+        }
+        let result = self.process.wait();
+        (self.report)(&result, &self.request)
+    }
+}
+
+impl Started {
+    /// Runs a started call to its end.
+    pub fn finish(self, on_output: &mut dyn FnMut(OutputStream, &str)) -> Result<String, String> {
+        match self {
+            Self::Done(outcome) => outcome,
+            Self::Running(command) => Ok(command.finish(on_output)),
+        }
+    }
+}
+
+/// Starts a call whose arguments have been validated: a builtin or host tool runs to
+/// completion, a command tool's process is spawned and left running.
+pub fn start(tool: &RegisteredTool, arguments: &Value, ctx: &ToolContext<'_>) -> Started {
+    match tool.runner {
+        Runner::Builtin(run) => Started::Done(run(arguments, ctx)),
+        Runner::Host => Started::Done(ctx.host_tools.call(
+            ctx.session_id,
+            &tool.definition.name,
+            &arguments.to_string(),
+        )),
+        Runner::Command(command) => {
+            let request = match (command.prepare)(arguments, ctx) {
+                Ok(request) => request,
+                Err(error) => return Started::Done(Err(error)),
+            };
+            match ctx.env.spawn(request.clone()) {
+                Ok(process) => Started::Running(RunningCommand {
+                    process,
+                    request,
+                    report: command.report,
+                }),
+                Err(error) => Started::Done(Err(error.to_string())),
+            }
+        }
+    }
 }
 
 /// The tools of a session, in the order they are offered; registering a name again

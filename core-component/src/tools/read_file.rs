@@ -28,7 +28,7 @@ pub fn definition() -> ToolDefinition {
     }
 }
 
-pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
+pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     let path = required_str(args, "file_path")?;
     let offset = optional_u64(args, "offset")?.unwrap_or(1).max(1);
     let limit = optional_u64(args, "limit")?.unwrap_or(DEFAULT_LIMIT).max(1);

@@ -1,8 +1,8 @@
-//! `shell`: runs a command through the environment, streaming its output.
+//! `shell`: runs a command through the environment; its output streams as it arrives.
 
 use super::{ToolContext, optional_u64, required_str};
 use crate::llm::ToolDefinition;
-use crate::ports::SpawnRequest;
+use crate::ports::{ExecResult, SpawnRequest};
 use serde_json::{Value, json};
 
 pub fn definition() -> ToolDefinition {
@@ -24,25 +24,21 @@ pub fn definition() -> ToolDefinition {
     }
 }
 
-pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
+pub fn prepare(args: &Value, ctx: &ToolContext<'_>) -> Result<SpawnRequest, String> {
     let command = required_str(args, "command")?;
     let timeout_ms = optional_u64(args, "timeout_ms")?
         .unwrap_or(ctx.default_timeout_ms)
         .min(ctx.max_timeout_ms);
-    let mut process = ctx
-        .env
-        .spawn(SpawnRequest {
-            command: command.to_string(),
-            working_dir: None,
-            timeout_ms,
-            env: Vec::new(),
-        })
-        .map_err(|e| e.to_string())?;
-    while let Some(chunk) = process.read_output() {
-        (ctx.on_output)(chunk.stream, &String::from_utf8_lossy(&chunk.data));
-    }
-    let result = process.wait();
-    let mut out = String::new();
+    Ok(SpawnRequest {
+        command: command.to_string(),
+        working_dir: None,
+        timeout_ms,
+        env: Vec::new(),
+    })
+}
+
+pub fn report(result: &ExecResult, request: &SpawnRequest) -> String {
+    let mut out = String::with_capacity(result.stdout.len() + result.stderr.len() + 200);
     out.push_str(&result.stdout);
     if !result.stderr.is_empty() {
         if !out.is_empty() && !out.ends_with('\n') {
@@ -55,8 +51,9 @@ pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
     }
     if result.timed_out {
         out.push_str(&format!(
-            "[ERROR: Command timed out after {timeout_ms}ms. Partial output is shown above.\n\
-             You can retry with a longer timeout by setting the timeout_ms parameter.]\n"
+            "[ERROR: Command timed out after {}ms. Partial output is shown above.\n\
+             You can retry with a longer timeout by setting the timeout_ms parameter.]\n",
+            request.timeout_ms
         ));
     } else {
         out.push_str(&format!(
@@ -64,5 +61,5 @@ pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
             result.exit_code, result.duration_ms
         ));
     }
-    Ok(out)
+    out
 }

@@ -22,7 +22,7 @@ pub fn definition() -> ToolDefinition {
     }
 }
 
-pub fn run(args: &Value, ctx: &mut ToolContext<'_>) -> Result<String, String> {
+pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     let path = required_str(args, "file_path")?;
     let content = required_str(args, "content")?;
     let existed = ctx.env.file_exists(path);

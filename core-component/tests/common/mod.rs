@@ -27,9 +27,14 @@ pub fn tool_reply(calls: &[(&str, &str, Value)]) -> ScriptedResponse {
 /// A streamed message with the given content blocks, split in 7-byte pieces so that events
 /// straddle chunk boundaries.
 pub fn blocks_reply(blocks: &[Value]) -> ScriptedResponse {
+    blocks_reply_with_usage(blocks, 10)
+}
+
+/// Like `blocks_reply`, reporting `input_tokens` of prompt.
+pub fn blocks_reply_with_usage(blocks: &[Value], input_tokens: u64) -> ScriptedResponse {
     let mut body = event(
         "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_1", "model": "m", "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "message_start", "message": {"id": "msg_1", "model": "m", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
     );
     let mut stop = "end_turn";
     for (i, block) in blocks.iter().enumerate() {

@@ -48,6 +48,8 @@ pub fn session_config(provider: &str, model: &str) -> api::SessionConfig {
         provider_options_json: None,
         depth: 0,
         session_id: None,
+        context_window_tokens: None,
+        parallel_tool_calls: None,
     }
 }
 

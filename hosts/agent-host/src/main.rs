@@ -214,6 +214,10 @@ async fn run(
                 format!("stopped by a limit after {} turns", outcome.turns),
             ),
             api::StopReason::AwaitingInput => ExitCode::SUCCESS,
+            api::StopReason::ContextLength => fail(
+                exit::AGENT_ERROR,
+                "the conversation no longer fits the model's context window",
+            ),
             api::StopReason::Cancelled | api::StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
         },
     }
@@ -312,9 +316,13 @@ impl EventView {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[steering] {}", text("content"));
             }
-            "TURN_LIMIT" | "LOOP_DETECTION" | "WARNING" => {
+            "LOOP_DETECTION" | "WARNING" => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[{}] {}", event.kind.to_lowercase(), data);
+                let _ = writeln!(out, "[{}] {}", event.kind.to_lowercase(), text("message"));
+            }
+            "TURN_LIMIT" => {
+                self.break_line(&mut out);
+                let _ = writeln!(out, "[turn limit] {} reached ({})", text("limit"), data["value"]);
             }
             "ERROR" => {
                 self.break_line(&mut out);

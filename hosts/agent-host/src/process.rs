@@ -14,7 +14,7 @@ use tokio::sync::{Notify, mpsc, watch};
 
 /// Bytes of each stream kept for the final result; beyond it output is counted, not kept,
 /// so a runaway command cannot exhaust the host's memory.
-pub const OUTPUT_CAP: usize = 8 * 1024 * 1024;
+pub const OUTPUT_CAP: usize = 32 * 1024 * 1024;
 /// Time between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long pipes may stay open after the shell exits (a backgrounded child holding them).

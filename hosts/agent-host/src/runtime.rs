@@ -125,21 +125,34 @@ impl AgentRuntime {
             .session()
             .call_constructor(&mut store, &config)
             .await?;
-        let id = bindings
-            .agent_core_agent()
-            .session()
-            .call_id(&mut store, session)
-            .await?;
         Ok((
-            AgentSession {
-                store,
-                bindings,
-                session,
-                control,
-                id,
-            },
+            AgentSession::new(store, bindings, session, control).await?,
             events,
         ))
+    }
+
+    /// Rebuilds a session from `AgentSession::snapshot` output in a fresh instance, e.g.
+    /// after the previous instance trapped or the host restarted. The inner error is the
+    /// component's verdict on the snapshot.
+    pub async fn restore_session(
+        &self,
+        snapshot: &str,
+        env: Arc<LocalEnvironment>,
+    ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
+        let (mut store, bindings, control, events) = self.instantiate(env).await?;
+        let session = match bindings
+            .agent_core_agent()
+            .session()
+            .call_restore(&mut store, snapshot)
+            .await?
+        {
+            Ok(session) => session,
+            Err(error) => return Ok(Err(error)),
+        };
+        Ok(Ok((
+            AgentSession::new(store, bindings, session, control).await?,
+            events,
+        )))
     }
 
     /// Runs one tool through the component, outside any session.
@@ -170,6 +183,26 @@ pub struct AgentSession {
 }
 
 impl AgentSession {
+    async fn new(
+        mut store: Store<HostState>,
+        bindings: AgentCore,
+        session: ResourceAny,
+        control: Arc<SessionControl>,
+    ) -> anyhow::Result<Self> {
+        let id = bindings
+            .agent_core_agent()
+            .session()
+            .call_id(&mut store, session)
+            .await?;
+        Ok(Self {
+            store,
+            bindings,
+            session,
+            control,
+            id,
+        })
+    }
+
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -194,6 +227,16 @@ impl AgentSession {
             .map_err(anyhow::Error::from);
         self.control.clear_cancel();
         result
+    }
+
+    /// Changes the reasoning effort; the next LLM call uses it.
+    pub async fn set_reasoning_effort(&mut self, effort: Option<api::ReasoningEffort>) -> anyhow::Result<()> {
+        self.bindings
+            .agent_core_agent()
+            .session()
+            .call_set_reasoning_effort(&mut self.store, self.session, effort)
+            .await
+            .map_err(anyhow::Error::from)
     }
 
     pub async fn state(&mut self) -> anyhow::Result<api::SessionState> {

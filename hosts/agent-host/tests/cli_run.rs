@@ -251,7 +251,7 @@ async fn tool_subcommand_runs_one_tool_through_the_component() -> anyhow::Result
         .await?;
     assert_eq!(bad.status.code(), Some(1));
     assert!(
-        stderr(&bad).contains("missing required argument `file_path`"),
+        stderr(&bad).contains("invalid arguments for read_file: arguments: missing properties 'file_path'"),
         "{}",
         stderr(&bad)
     );

@@ -91,7 +91,7 @@ async fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
 async fn output_is_capped_so_a_runaway_command_cannot_exhaust_memory() {
     let (_dir, env) = env();
     let mut process = env
-        .spawn("head -c 20000000 /dev/zero | tr '\\0' x", None, 30_000, &[])
+        .spawn("head -c 40000000 /dev/zero | tr '\\0' x", None, 30_000, &[])
         .unwrap();
     let result = process.wait().await;
     assert!(result.stdout.len() < agent_host::process::OUTPUT_CAP + 200);

@@ -53,6 +53,18 @@ impl RecordedRequest {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
     }
+
+    /// The Anthropic `tool_result` blocks the request carries, in order.
+    pub fn tool_results(&self) -> Vec<serde_json::Value> {
+        let body = self.json();
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_result")
+            .collect()
+    }
 }
 
 /// What the server checks and replays.

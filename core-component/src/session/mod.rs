@@ -1,13 +1,17 @@
-//! The session: history, lifecycle and the agentic loop (section 2 of the spec).
+//! The session: history, lifecycle and the agentic loop (section 2 of the spec). Tool
+//! rounds are in `tool_round`, the context-window check in `context`.
+
+mod context;
+mod tool_round;
 
 use crate::config::SessionConfig;
 use crate::events::{Event, EventKind};
-use crate::history::{ToolResult, Turn, to_messages};
-use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, StreamEvent, ToolCall};
-use crate::ports::{Approval, ApprovalRequest, Interruption, OutputStream, Ports};
+use crate::history::{Turn, to_messages};
+use crate::llm::retry::{self, RetryHost};
+use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, RetryPolicy, StreamEvent};
+use crate::loop_detection::LoopDetector;
+use crate::ports::{Interruption, Ports};
 use crate::profile::{self, Profile};
-use crate::tools::{Runner, ToolContext};
-use crate::truncation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -32,6 +36,8 @@ pub enum StopReason {
     AwaitingInput,
     Cancelled,
     Aborted,
+    /// The request no longer fits the context window; the session stays usable.
+    ContextLength,
 }
 
 /// What one `submit` achieved.
@@ -67,6 +73,10 @@ struct Snapshot {
     history: Vec<Turn>,
     total_turns: u32,
     state: SessionState,
+    #[serde(default)]
+    loop_detector: LoopDetector,
+    #[serde(default)]
+    context_warned: bool,
 }
 
 const SNAPSHOT_VERSION: u32 = 1;
@@ -82,6 +92,10 @@ pub struct Session {
     history: Vec<Turn>,
     state: SessionState,
     total_turns: u32,
+    retry_policy: RetryPolicy,
+    loop_detector: LoopDetector,
+    /// Whether the 80 % context warning was given (it is given once per crossing).
+    context_warned: bool,
 }
 
 /// How one pass of the loop ended.
@@ -117,14 +131,10 @@ impl Session {
             SessionState::Processing => SessionState::Idle,
             other => other,
         };
-        Ok(Self::assemble(
-            snap.id,
-            snap.config,
-            ports,
-            snap.history,
-            snap.total_turns,
-            state,
-        ))
+        let mut session = Self::assemble(snap.id, snap.config, ports, snap.history, snap.total_turns, state);
+        session.loop_detector = snap.loop_detector;
+        session.context_warned = snap.context_warned;
+        Ok(session)
     }
 
     fn assemble(
@@ -146,6 +156,9 @@ impl Session {
             history,
             state,
             total_turns,
+            retry_policy: RetryPolicy::default(),
+            loop_detector: LoopDetector::default(),
+            context_warned: false,
         }
     }
 
@@ -165,8 +178,14 @@ impl Session {
         &self.config
     }
 
+    /// Takes effect on the next LLM call, even mid-input.
     pub fn set_reasoning_effort(&mut self, effort: Option<ReasoningEffort>) {
         self.config.reasoning_effort = effort;
+    }
+
+    /// Replaces the retry policy of LLM calls (tests use short delays).
+    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
+        self.retry_policy = policy;
     }
 
     pub fn history_json(&self) -> String {
@@ -181,6 +200,8 @@ impl Session {
             history: self.history.clone(),
             total_turns: self.total_turns,
             state: self.state,
+            loop_detector: self.loop_detector.clone(),
+            context_warned: self.context_warned,
         };
         serde_json::to_string(&snap).unwrap_or_default()
     }
@@ -226,9 +247,13 @@ impl Session {
         let mut outcome = None;
         while let Some(input) = queue.pop_front() {
             let result = self.process_input(&input)?;
+            // A queued follow-up is the user's next message, so it also answers a question.
             let finished = matches!(
                 result.stop_reason,
-                StopReason::Completed | StopReason::RoundLimit | StopReason::TurnLimit
+                StopReason::Completed
+                    | StopReason::AwaitingInput
+                    | StopReason::RoundLimit
+                    | StopReason::TurnLimit
             );
             outcome = Some(result);
             if !finished {
@@ -253,6 +278,16 @@ impl Session {
         let exit = self.run_rounds(&mut rounds, &mut final_text);
         let stop = match exit {
             Exit::Stopped(stop) => stop,
+            Exit::Failed(error) if error.kind == ErrorKind::ContextLength => {
+                // Not fatal (spec appendix B): the host decides how to make room.
+                self.emit(
+                    EventKind::Warning,
+                    json!({"kind": "context_length", "message": format!(
+                        "The conversation no longer fits the model's context window: {error}"
+                    )}),
+                );
+                StopReason::ContextLength
+            }
             Exit::Failed(error) => {
                 self.emit(
                     EventKind::Error,
@@ -309,7 +344,7 @@ impl Session {
                 return Exit::Stopped(stop);
             }
 
-            let response = match self.call_model() {
+            let response = match self.call_model_with_retries() {
                 Ok(response) => response,
                 Err(error) if error.kind == ErrorKind::Cancelled => {
                     return Exit::Stopped(self.interruption().unwrap_or(StopReason::Cancelled));
@@ -329,25 +364,62 @@ impl Session {
                     "finish_reason": response.finish_reason,
                 }),
             );
+            let usage = response.usage;
             self.history.push(Turn::Assistant {
                 message: response.message,
-                usage: response.usage,
+                usage,
                 response_id: response.id,
                 timestamp_ms: self.now(),
             });
+            self.check_context_usage(&usage);
             *final_text = text;
             if tool_calls.is_empty() {
-                return Exit::Stopped(StopReason::Completed);
+                let stop = if asks_a_question(final_text) {
+                    StopReason::AwaitingInput
+                } else {
+                    StopReason::Completed
+                };
+                return Exit::Stopped(stop);
             }
 
             *rounds += 1;
-            let results: Vec<ToolResult> = tool_calls.iter().map(|call| self.execute_tool(call)).collect();
+            let results = self.execute_round(&tool_calls);
             self.history.push(Turn::ToolResults {
                 results,
                 timestamp_ms: self.now(),
             });
             self.drain_steering();
+            self.detect_loop(&tool_calls);
         }
+    }
+
+    /// Records the round's calls and, when the recent ones repeat a pattern, tells the model
+    /// (a steering turn) and the host (LOOP_DETECTION).
+    fn detect_loop(&mut self, calls: &[crate::llm::ToolCall]) {
+        let limits = &self.config.limits;
+        if !limits.enable_loop_detection {
+            return;
+        }
+        let window = limits.loop_detection_window.max(1) as usize;
+        for call in calls {
+            self.loop_detector.record(&call.name, &call.arguments, window);
+        }
+        let Some(pattern) = self.loop_detector.detect(window) else {
+            return;
+        };
+        self.loop_detector.reset();
+        let warning = format!(
+            "Loop detected: the last {window} tool calls follow a repeating pattern. \
+             Try a different approach."
+        );
+        self.history.push(Turn::Steering {
+            content: warning.clone(),
+            timestamp_ms: self.now(),
+        });
+        self.emit(
+            EventKind::LoopDetection,
+            json!({"message": warning, "window": window, "pattern_length": pattern}),
+        );
     }
 
     fn drain_steering(&mut self) {
@@ -360,7 +432,41 @@ impl Session {
         }
     }
 
-    fn call_model(&self) -> Result<crate::llm::Response, LlmError> {
+    /// One LLM call, retried by the policy while nothing of the answer has been shown.
+    fn call_model_with_retries(&self) -> Result<crate::llm::Response, LlmError> {
+        struct Host<'a>(&'a Session);
+        impl RetryHost for Host<'_> {
+            fn pause(&mut self, ms: u64) -> bool {
+                self.0.ports.host.sleep(&self.0.id, ms)
+            }
+            fn unit_random(&mut self) -> f64 {
+                let bytes = self.0.ports.host.random_bytes(8);
+                let mut word = [0u8; 8];
+                for (slot, byte) in word.iter_mut().zip(bytes) {
+                    *slot = byte;
+                }
+                // 53 random bits make a uniform double in [0, 1).
+                (u64::from_le_bytes(word) >> 11) as f64 / (1u64 << 53) as f64
+            }
+            fn retrying(&mut self, error: &LlmError, attempt: u32, delay_ms: u64) {
+                self.0.emit(
+                    EventKind::Warning,
+                    json!({
+                        "kind": "llm_retry",
+                        "message": format!("LLM request failed ({error}); retrying in {delay_ms} ms"),
+                        "attempt": attempt,
+                        "delay_ms": delay_ms,
+                        "error_kind": error.kind.as_str(),
+                    }),
+                );
+            }
+        }
+        let policy = self.retry_policy;
+        retry::run(&policy, &mut Host(self), || self.call_model())
+    }
+
+    /// One attempt; the error says whether any of the answer was already streamed out.
+    fn call_model(&self) -> Result<crate::llm::Response, (LlmError, bool)> {
         let request = Request {
             model: self.config.model.clone(),
             system: profile::system_prompt(&self.config, self.ports.env.as_ref(), self.now()),
@@ -376,7 +482,9 @@ impl Session {
         let host = self.ports.host.clone();
         let id = self.id.clone();
         let interrupted = move || host.abort_requested(&id).is_some();
+        let delivered = std::cell::Cell::new(false);
         let mut emit = |event: StreamEvent| {
+            delivered.set(true);
             let (kind, data) = match event {
                 StreamEvent::TextStart => (EventKind::AssistantTextStart, json!({})),
                 StreamEvent::TextDelta(delta) => (EventKind::AssistantTextDelta, json!({"delta": delta})),
@@ -390,107 +498,20 @@ impl Session {
             };
             self.emit(kind, data);
         };
-        self.client.stream(&request, &interrupted, &mut emit)
-    }
-
-    /// Runs one tool call; every failure becomes an `is_error` result.
-    fn execute_tool(&self, call: &ToolCall) -> ToolResult {
-        self.emit(
-            EventKind::ToolCallStart,
-            json!({"call_id": call.id, "tool_name": call.name, "arguments": call.arguments}),
-        );
-        let outcome = self.run_tool(call);
-        match outcome {
-            Ok(output) => {
-                self.emit(
-                    EventKind::ToolCallEnd,
-                    json!({"call_id": call.id, "tool_name": call.name, "output": output}),
-                );
-                let (max_chars, max_lines) = self.config.output_limits(&call.name);
-                ToolResult {
-                    tool_call_id: call.id.clone(),
-                    content: truncation::truncate_tool_output(&output, &call.name, max_chars, max_lines),
-                    is_error: false,
-                }
-            }
-            Err(error) => {
-                self.emit(
-                    EventKind::ToolCallEnd,
-                    json!({"call_id": call.id, "tool_name": call.name, "error": error}),
-                );
-                let (max_chars, _) = self.config.output_limits(&call.name);
-                ToolResult {
-                    tool_call_id: call.id.clone(),
-                    content: truncation::truncate_chars(&error, max_chars, truncation::Mode::HeadTail),
-                    is_error: true,
-                }
-            }
-        }
-    }
-
-    fn run_tool(&self, call: &ToolCall) -> Result<String, String> {
-        let Some(tool) = self.profile.registry.get(&call.name) else {
-            return Err(format!(
-                "Unknown tool: {}. Available tools: {}",
-                call.name,
-                self.profile.registry.names().join(", ")
-            ));
-        };
-        if !call.arguments.is_object() {
-            return Err(format!(
-                "Invalid arguments for tool {}: expected a JSON object, got {}",
-                call.name, call.arguments
-            ));
-        }
-        let arguments_json = call.arguments.to_string();
-        if let Approval::Deny(reason) = self.ports.host.approve(&ApprovalRequest {
-            session_id: self.id.clone(),
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            arguments_json: arguments_json.clone(),
-            summary: summarize(call),
-        }) {
-            return Err(format!("The user denied this {} call: {reason}", call.name));
-        }
-        match tool.runner {
-            Runner::Builtin(run) => {
-                let mut on_output = |stream: OutputStream, delta: &str| {
-                    self.emit(
-                        EventKind::ToolCallOutputDelta,
-                        json!({"call_id": call.id, "stream": stream, "delta": delta}),
-                    );
-                };
-                let mut ctx = ToolContext {
-                    env: self.ports.env.as_ref(),
-                    default_timeout_ms: self.profile.default_command_timeout_ms,
-                    max_timeout_ms: self.config.limits.max_command_timeout_ms,
-                    on_output: &mut on_output,
-                };
-                run(&call.arguments, &mut ctx).map_err(|e| format!("Tool error ({}): {e}", call.name))
-            }
-            Runner::Host => self
-                .ports
-                .host_tools
-                .call(&self.id, &call.name, &arguments_json)
-                .map_err(|e| format!("Tool error ({}): {e}", call.name)),
-        }
+        self.client
+            .stream(&request, &interrupted, &mut emit)
+            .map_err(|error| (error, delivered.get()))
     }
 }
 
-/// A one-line description of a call for approval prompts.
-fn summarize(call: &ToolCall) -> String {
-    let field = |name: &str| {
-        call.arguments
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match call.name.as_str() {
-        "shell" => format!("run `{}`", field("command")),
-        "write_file" => format!("write {}", field("file_path")),
-        "read_file" => format!("read {}", field("file_path")),
-        other => format!("call {other}"),
-    }
+/// Whether a text-only answer ends by asking the user something (state AWAITING_INPUT):
+/// its last non-empty line ends with a question mark.
+fn asks_a_question(text: &str) -> bool {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .is_some_and(|line| line.ends_with('?'))
 }
 
 /// A version-4 UUID from 16 random bytes.

@@ -1,0 +1,76 @@
+//! Context-window awareness (section 5.5 of the spec): a WARNING when the conversation
+//! crosses 80 % of the profile's context window. Informational only: no compaction.
+
+use super::Session;
+use crate::events::EventKind;
+use crate::history::Turn;
+use crate::llm::{ContentPart, Usage};
+use serde_json::json;
+
+/// Share of the window at which the warning is given.
+const WARN_AT_PERCENT: u64 = 80;
+
+impl Session {
+    /// Called after each response. Warns once when usage crosses the threshold; falling
+    /// back below it (a host trimming the history) re-arms the warning.
+    pub(super) fn check_context_usage(&mut self, usage: &Usage) {
+        let window = self.profile.context_window_size.max(1);
+        let (tokens, source) = match provider_reported_tokens(usage) {
+            Some(tokens) => (tokens, "provider"),
+            None => (history_chars(&self.history) / 4, "estimate"),
+        };
+        let over = tokens.saturating_mul(100) > window.saturating_mul(WARN_AT_PERCENT);
+        if !over {
+            self.context_warned = false;
+            return;
+        }
+        if self.context_warned {
+            return;
+        }
+        self.context_warned = true;
+        let percent = (tokens.saturating_mul(100) + window / 2) / window;
+        self.emit(
+            EventKind::Warning,
+            json!({
+                "kind": "context_usage",
+                "message": format!("Context usage at ~{percent}% of context window"),
+                "tokens": tokens,
+                "context_window": window,
+                "percent": percent,
+                "source": source,
+            }),
+        );
+    }
+}
+
+/// What the provider says the conversation now holds: the prompt (cached or not) plus the
+/// answer, which becomes part of the next prompt. `None` when it reported nothing.
+fn provider_reported_tokens(usage: &Usage) -> Option<u64> {
+    let prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+    (prompt > 0).then_some(prompt + usage.output_tokens)
+}
+
+/// Size of everything the model is sent from the history, in bytes: close to characters
+/// for code, and the heuristic (1 token ~ 4 characters) is rough anyway.
+pub(super) fn history_chars(history: &[Turn]) -> u64 {
+    let chars: usize = history
+        .iter()
+        .map(|turn| match turn {
+            Turn::User { content, .. } | Turn::Steering { content, .. } | Turn::System { content, .. } => {
+                content.len()
+            }
+            Turn::ToolResults { results, .. } => results.iter().map(|r| r.content.len()).sum(),
+            Turn::Assistant { message, .. } => message
+                .parts
+                .iter()
+                .map(|part| match part {
+                    ContentPart::Text { text } | ContentPart::Thinking { text, .. } => text.len(),
+                    ContentPart::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
+                    ContentPart::ToolResult { content, .. } => content.len(),
+                    ContentPart::RedactedThinking { data } => data.len(),
+                })
+                .sum(),
+        })
+        .sum();
+    chars as u64
+}
