@@ -181,3 +181,38 @@ fn type_name(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, description: &str) -> RegisteredTool {
+        RegisteredTool {
+            definition: ToolDefinition {
+                name: name.to_string(),
+                description: description.to_string(),
+                parameters: json!({"type": "object"}),
+            },
+            runner: Runner::Host,
+        }
+    }
+
+    #[test]
+    fn the_latest_registration_of_a_name_wins_and_keeps_its_place() {
+        let mut registry = ToolRegistry::default();
+        registry.register(tool("a", "first a"));
+        registry.register(tool("b", "b"));
+        registry.register(tool("a", "second a"));
+        assert_eq!(registry.names(), ["a", "b"]);
+        assert_eq!(
+            registry.get("a").map(|t| t.definition.description.as_str()),
+            Some("second a")
+        );
+        registry.unregister("a");
+        assert!(registry.get("a").is_none());
+        assert_eq!(registry.names(), ["b"]);
+        registry.unregister("missing");
+        assert_eq!(registry.definitions().len(), 1);
+    }
+}
