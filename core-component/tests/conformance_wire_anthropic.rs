@@ -4,19 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
+mod common;
+
+use common::conformance::{fixture_dir, meta_files};
+
 use agent_core::llm::anthropic::{StreamFold, parse_response};
 use agent_core::llm::sse::SseDecoder;
 use agent_core::llm::{ContentPart, Response};
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn fixtures() -> Option<PathBuf> {
-    let dir = std::env::var_os("AGENT_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join("conformance/wire/anthropic");
-    dir.is_dir().then_some(dir)
-}
 
 /// Decodes a stream fed in pieces of `piece` bytes.
 fn decode_stream(bytes: &[u8], piece: usize) -> Result<(Response, bool), String> {
@@ -95,21 +90,13 @@ fn check(name: &str, response: &Response, expected: &Value) {
 
 #[test]
 fn recorded_anthropic_wire_fixtures_decode_to_their_expected_results() {
-    let Some(dir) = fixtures() else {
+    let Some(dir) = fixture_dir("anthropic") else {
         println!("skipped: ../shared/conformance/wire/anthropic is not present");
         return;
     };
     let mut checked = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    entries.sort();
-    for meta_path in entries
-        .iter()
-        .filter(|p| p.to_string_lossy().ends_with(".meta.json"))
-    {
+    let metas = meta_files(&dir);
+    for meta_path in &metas {
         let meta: Value = serde_json::from_str(&std::fs::read_to_string(meta_path).unwrap()).unwrap();
         let name = meta["file"].as_str().unwrap().to_string();
         let bytes = std::fs::read(dir.join(&name)).unwrap();
@@ -139,10 +126,7 @@ fn recorded_anthropic_wire_fixtures_decode_to_their_expected_results() {
         checked += 1;
     }
     println!("checked {checked} anthropic fixtures");
-    let total = entries
-        .iter()
-        .filter(|p| p.to_string_lossy().ends_with(".meta.json"))
-        .count();
+    let total = metas.len();
     assert!(
         total > 0 && checked == total,
         "checked {checked} of {total} fixtures"

@@ -312,7 +312,7 @@ fn a_stream_that_breaks_midway_is_an_error_not_a_partial_answer() {
     let mut h = Harness::new(vec![truncated]);
     let error = h.session.submit("x").unwrap_err();
     assert!(
-        matches!(&error, AgentError::Llm(m) if m.contains("ended before message_stop")),
+        matches!(&error, AgentError::Llm(m) if m.contains("ended before its end marker")),
         "{error:?}"
     );
 }

@@ -1,10 +1,10 @@
 //! Sends a request over `llm-transport` with the endpoint's wire protocol and folds the
 //! streamed answer into a `Response`.
 
-use super::anthropic;
 use super::error::{ErrorKind, LlmError};
-use super::sse::SseDecoder;
+use super::sse::{SseDecoder, SseEvent};
 use super::types::*;
+use super::{anthropic, chat_completions};
 use crate::ports::{HttpRequest, HttpResponse, Transport, TransportError};
 use std::rc::Rc;
 
@@ -45,21 +45,33 @@ impl LlmClient {
         interrupted: &dyn Fn() -> bool,
         emit: &mut dyn FnMut(StreamEvent),
     ) -> Result<Response, LlmError> {
-        if self.protocol != WireProtocol::AnthropicMessages {
-            return Err(LlmError::new(
-                ErrorKind::Configuration,
-                format!(
-                    "the {:?} wire protocol is not implemented yet; use an anthropic-messages endpoint",
-                    self.protocol
-                ),
-            ));
-        }
-        let body = anthropic::request_body(request);
+        let (path, headers, body) = match self.protocol {
+            WireProtocol::AnthropicMessages => (
+                anthropic::PATH,
+                anthropic::headers(request),
+                anthropic::request_body(request),
+            ),
+            WireProtocol::ChatCompletions => (
+                chat_completions::PATH,
+                chat_completions::headers(),
+                chat_completions::request_body(request),
+            ),
+            WireProtocol::OpenaiResponses | WireProtocol::Gemini => {
+                return Err(LlmError::new(
+                    ErrorKind::Configuration,
+                    format!(
+                        "the {:?} wire protocol is not implemented yet; use an anthropic-messages \
+                         or chat-completions endpoint",
+                        self.protocol
+                    ),
+                ));
+            }
+        };
         let http = HttpRequest {
             endpoint: self.endpoint.clone(),
             method: "POST".to_string(),
-            path: anthropic::PATH.to_string(),
-            headers: anthropic::headers(request),
+            path: path.to_string(),
+            headers,
             body: serde_json::to_vec(&body)
                 .map_err(|e| LlmError::new(ErrorKind::InvalidRequest, e.to_string()))?,
             timeout_ms: Some(600_000),
@@ -67,17 +79,20 @@ impl LlmClient {
         let mut response = self.transport.send(http).map_err(transport_error)?;
         let status = response.status();
         if !(200..300).contains(&status) {
-            return Err(http_error(status, response.as_mut()));
+            return Err(http_error(self.protocol, status, response.as_mut()));
         }
         let is_sse = header(response.as_ref(), "content-type").is_none_or(|ct| ct.contains("event-stream"));
         if !is_sse {
             let body = read_body(response.as_mut(), usize::MAX)?;
             let value: serde_json::Value = serde_json::from_slice(&body)
                 .map_err(|e| LlmError::new(ErrorKind::Stream, format!("response body is not JSON: {e}")))?;
-            return anthropic::parse_response(&value);
+            return match self.protocol {
+                WireProtocol::ChatCompletions => chat_completions::parse_response(&value),
+                _ => anthropic::parse_response(&value),
+            };
         }
         let mut decoder = SseDecoder::new();
-        let mut fold = anthropic::StreamFold::new();
+        let mut fold = Fold::new(self.protocol);
         loop {
             if interrupted() {
                 return Err(LlmError::new(ErrorKind::Cancelled, "the request was interrupted"));
@@ -85,14 +100,14 @@ impl LlmClient {
             match response.next_chunk().map_err(transport_error)? {
                 Some(chunk) => {
                     for event in decoder.feed(&chunk) {
-                        fold.handle(&event.data, emit)?;
+                        fold.handle(&event, emit)?;
                     }
                 }
                 None => {
                     // A fragment left at the end that does not parse is a cut-off event:
                     // reported below as an incomplete stream, not as malformed JSON.
                     if let Some(event) = decoder.finish()
-                        && let Err(error) = fold.handle(&event.data, emit)
+                        && let Err(error) = fold.handle(&event, emit)
                         && error.kind != ErrorKind::Stream
                     {
                         return Err(error);
@@ -104,10 +119,46 @@ impl LlmClient {
         if !fold.finished() {
             return Err(LlmError::new(
                 ErrorKind::Stream,
-                "the response stream ended before message_stop: the answer is incomplete",
+                "the response stream ended before its end marker: the answer is incomplete",
             ));
         }
         Ok(fold.into_response(emit))
+    }
+}
+
+/// The stream fold of each protocol.
+enum Fold {
+    Anthropic(anthropic::StreamFold),
+    Chat(chat_completions::StreamFold),
+}
+
+impl Fold {
+    fn new(protocol: WireProtocol) -> Self {
+        match protocol {
+            WireProtocol::ChatCompletions => Self::Chat(chat_completions::StreamFold::new()),
+            _ => Self::Anthropic(anthropic::StreamFold::new()),
+        }
+    }
+
+    fn handle(&mut self, event: &SseEvent, emit: &mut dyn FnMut(StreamEvent)) -> Result<(), LlmError> {
+        match self {
+            Self::Anthropic(fold) => fold.handle(&event.data, emit),
+            Self::Chat(fold) => fold.handle(&event.event, &event.data, emit),
+        }
+    }
+
+    fn finished(&self) -> bool {
+        match self {
+            Self::Anthropic(fold) => fold.finished(),
+            Self::Chat(fold) => fold.finished(),
+        }
+    }
+
+    fn into_response(self, emit: &mut dyn FnMut(StreamEvent)) -> Response {
+        match self {
+            Self::Anthropic(fold) => fold.into_response(emit),
+            Self::Chat(fold) => fold.into_response(emit),
+        }
     }
 }
 
@@ -141,7 +192,7 @@ fn retry_after_ms(response: &dyn HttpResponse) -> Option<u64> {
         .map(|s| (s.max(0.0) * 1000.0) as u64)
 }
 
-fn http_error(status: u16, response: &mut dyn HttpResponse) -> LlmError {
+fn http_error(protocol: WireProtocol, status: u16, response: &mut dyn HttpResponse) -> LlmError {
     let retry = retry_after_ms(response);
     let body = match read_body(response, MAX_ERROR_BODY) {
         Ok(body) => body,
@@ -154,7 +205,10 @@ fn http_error(status: u16, response: &mut dyn HttpResponse) -> LlmError {
         }
     };
     match serde_json::from_slice::<serde_json::Value>(&body) {
-        Ok(value) => anthropic::error_from_body(Some(status), &value, retry),
+        Ok(value) => match protocol {
+            WireProtocol::ChatCompletions => chat_completions::error_from_body(Some(status), &value, retry),
+            _ => anthropic::error_from_body(Some(status), &value, retry),
+        },
         Err(_) => LlmError {
             kind: ErrorKind::from_status(status),
             message: String::from_utf8_lossy(&body).trim().to_string(),

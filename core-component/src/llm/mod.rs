@@ -2,6 +2,7 @@
 //! adapter per wire protocol. Hosts only move bytes; all protocol logic lives here.
 
 pub mod anthropic;
+pub mod chat_completions;
 pub mod client;
 pub mod error;
 pub mod retry;

@@ -1,6 +1,8 @@
 //! Helpers shared by the core's spec tests: scripted Anthropic streams and fake ports.
 #![allow(dead_code)]
 
+pub mod conformance;
+
 use agent_core::fakes::{FakeEnv, RecordingHost, ScriptedResponse, ScriptedTransport, ports};
 use agent_core::{Session, SessionConfig};
 use serde_json::{Value, json};

@@ -1,8 +1,14 @@
 //! LLM endpoints as the host resolves them: base URL and credentials, read from the
 //! environment (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, and the same for `OPENAI_*` and
-//! `GEMINI_*`). The component names an endpoint; it never sees a URL's key.
+//! `GEMINI_*`), plus any number of named OpenAI-compatible servers listed in
+//! `OPENAI_COMPATIBLE_ENDPOINTS` (`name=url,...`, key in `<NAME>_API_KEY` if any). The
+//! component names an endpoint; it never sees a URL or a key.
 
+use crate::bindings::api::WireProtocol;
 use std::collections::BTreeMap;
+
+/// The variable listing named OpenAI-compatible (Chat Completions) endpoints.
+pub const COMPATIBLE_VAR: &str = "OPENAI_COMPATIBLE_ENDPOINTS";
 
 /// How an endpoint expects its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +32,8 @@ pub struct Endpoint {
     pub key_var: String,
     /// Whether the user set anything for it (a key or a base URL).
     pub configured: bool,
+    /// The wire protocol the server speaks.
+    pub protocol: WireProtocol,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -66,21 +74,42 @@ impl Endpoint {
 }
 
 /// The provider defaults: (endpoint, variable prefix, default base URL, auth).
-const PROVIDERS: [(&str, &str, &str, AuthStyle); 3] = [
+const PROVIDERS: [(&str, &str, &str, AuthStyle, WireProtocol); 3] = [
     (
         "anthropic",
         "ANTHROPIC",
         "https://api.anthropic.com",
         AuthStyle::XApiKey,
+        WireProtocol::AnthropicMessages,
     ),
-    ("openai", "OPENAI", "https://api.openai.com/v1", AuthStyle::Bearer),
+    (
+        "openai",
+        "OPENAI",
+        "https://api.openai.com/v1",
+        AuthStyle::Bearer,
+        WireProtocol::OpenaiResponses,
+    ),
     (
         "gemini",
         "GEMINI",
         "https://generativelanguage.googleapis.com",
         AuthStyle::GoogApiKey,
+        WireProtocol::Gemini,
     ),
 ];
+
+/// The prefix of a named endpoint's variables: `my-vllm` -> `MY_VLLM`.
+pub fn variable_prefix(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// All endpoints, by name.
 #[derive(Debug, Clone, Default)]
@@ -93,7 +122,7 @@ impl Endpoints {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
         let non_empty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let mut by_name = BTreeMap::new();
-        for (name, prefix, default_url, auth) in PROVIDERS {
+        for (name, prefix, default_url, auth, protocol) in PROVIDERS {
             let key_var = format!("{prefix}_API_KEY");
             let api_key = non_empty(&key_var);
             let base_url = non_empty(&format!("{prefix}_BASE_URL"));
@@ -107,10 +136,41 @@ impl Endpoints {
                     auth,
                     key_var,
                     configured,
+                    protocol,
+                },
+            );
+        }
+        let listed = non_empty(COMPATIBLE_VAR).unwrap_or_default();
+        for entry in listed.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let Some((name, url)) = entry.split_once('=') else {
+                tracing::warn!("{COMPATIBLE_VAR}: ignoring {entry:?}, expected name=url");
+                continue;
+            };
+            let (name, url) = (name.trim(), url.trim());
+            if name.is_empty() || url.is_empty() || by_name.contains_key(name) {
+                tracing::warn!("{COMPATIBLE_VAR}: ignoring {entry:?}: empty or reserved name");
+                continue;
+            }
+            let key_var = format!("{}_API_KEY", variable_prefix(name));
+            by_name.insert(
+                name.to_string(),
+                Endpoint {
+                    name: name.to_string(),
+                    base_url: url.to_string(),
+                    api_key: non_empty(&key_var),
+                    auth: AuthStyle::Bearer,
+                    key_var,
+                    configured: true,
+                    protocol: WireProtocol::ChatCompletions,
                 },
             );
         }
         Self { by_name }
+    }
+
+    /// The names of every endpoint, for messages.
+    pub fn names(&self) -> Vec<String> {
+        self.by_name.keys().cloned().collect()
     }
 
     pub fn from_env() -> Self {
@@ -159,6 +219,36 @@ mod tests {
         assert_eq!(openai.url("/v1/responses"), "http://127.0.0.1:9/v1/responses");
         assert!(!endpoints.get("gemini").unwrap().configured);
         assert_eq!(endpoints.first_configured().unwrap().name, "anthropic");
+    }
+
+    #[test]
+    fn named_openai_compatible_endpoints_speak_chat_completions() {
+        let endpoints = Endpoints::from_lookup(|name| match name {
+            "OPENAI_COMPATIBLE_ENDPOINTS" => Some(
+                "ollama=http://127.0.0.1:11434/v1, my-vllm=http://10.0.0.2:8000,bad,anthropic=x".to_string(),
+            ),
+            "MY_VLLM_API_KEY" => Some("tok".to_string()),
+            _ => None,
+        });
+        let ollama = endpoints.get("ollama").unwrap();
+        assert_eq!(ollama.protocol, WireProtocol::ChatCompletions);
+        assert!(ollama.configured && ollama.api_key.is_none());
+        assert_eq!(
+            ollama.url("/v1/chat/completions"),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
+        let vllm = endpoints.get("my-vllm").unwrap();
+        assert_eq!(vllm.key_var, "MY_VLLM_API_KEY");
+        assert_eq!(
+            vllm.auth_headers(),
+            vec![("authorization".to_string(), "Bearer tok".to_string())]
+        );
+        assert_eq!(
+            endpoints.get("anthropic").unwrap().protocol,
+            WireProtocol::AnthropicMessages,
+            "a built-in name is not overridden"
+        );
+        assert_eq!(endpoints.names().len(), 5);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use agent_host::bindings::api;
 use agent_host::config::{default_model, locate_component, session_config};
+use agent_host::endpoints::{COMPATIBLE_VAR, variable_prefix};
 use agent_host::{AgentEvent, AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -36,7 +37,8 @@ enum Command {
         /// Working directory of the agent (default: the current directory).
         #[arg(long)]
         cwd: Option<PathBuf>,
-        /// Provider profile: anthropic, openai or gemini (default: the first with a key).
+        /// Provider: anthropic, openai, gemini, or a server named in
+        /// OPENAI_COMPATIBLE_ENDPOINTS (default: the first built-in one configured).
         #[arg(long)]
         provider: Option<String>,
         /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
@@ -140,11 +142,14 @@ async fn run(
             }
         },
     };
-    match endpoints.get(&provider) {
+    let protocol = match endpoints.get(&provider) {
         None => {
             return fail(
                 exit::USAGE,
-                format!("unknown provider {provider:?}: use anthropic, openai or gemini"),
+                format!(
+                    "unknown provider {provider:?}: use anthropic, openai, gemini or an endpoint named in \
+                     {COMPATIBLE_VAR} (name=url,...)"
+                ),
             );
         }
         Some(endpoint) if !endpoint.configured => {
@@ -156,11 +161,23 @@ async fn run(
                 ),
             );
         }
-        Some(_) => {}
-    }
-    let model = model
-        .or_else(|| std::env::var(format!("{}_MODEL", provider.to_ascii_uppercase())).ok())
-        .unwrap_or_else(|| default_model(&provider).to_string());
+        Some(endpoint) => endpoint.protocol,
+    };
+    // A named OpenAI-compatible server gets the OpenAI profile (codex-aligned tools); its
+    // model has no sensible default.
+    let compatible = protocol == api::WireProtocol::ChatCompletions;
+    let profile = if compatible { "openai" } else { provider.as_str() };
+    let model_var = format!("{}_MODEL", variable_prefix(&provider));
+    let model = match model.or_else(|| std::env::var(&model_var).ok()) {
+        Some(model) => model,
+        None if compatible => {
+            return fail(
+                exit::USAGE,
+                format!("which model should {provider} run? Pass --model or set {model_var}"),
+            );
+        }
+        None => default_model(&provider).to_string(),
+    };
     let env = match environment(cwd) {
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
@@ -169,7 +186,9 @@ async fn run(
         Ok(runtime) => runtime,
         Err(message) => return fail(exit::AGENT_ERROR, message),
     };
-    let mut config = session_config(&provider, &model);
+    let mut config = session_config(profile, &model);
+    config.endpoint = provider.clone();
+    config.protocol = protocol;
     config.limits.max_turns = max_turns;
     let (mut session, mut events) = match runtime.start_session(config, env).await {
         Ok(started) => started,

@@ -87,7 +87,7 @@ pub fn error(status: u16, error_type: &str, message: &str) -> Reply {
 }
 
 /// Splits text into `n` roughly equal pieces on character boundaries.
-fn split(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn split(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let size = chars.len().div_ceil(n.max(1)).max(1);
     chars.chunks(size).map(|c| c.iter().collect()).collect()

@@ -1,8 +1,9 @@
 //! A scripted LLM server for tests and demos. It listens on 127.0.0.1, answers each request
-//! with the next scripted reply in a provider's real wire format (Anthropic Messages
-//! streaming today), and records every request it received.
+//! with the next scripted reply in a provider's real wire format (Anthropic Messages and
+//! OpenAI Chat Completions streaming), and records every request it received.
 
 pub mod anthropic;
+pub mod chat_completions;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -71,7 +72,8 @@ impl RecordedRequest {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Script {
     pub replies: Vec<Reply>,
-    /// If set, requests without this `x-api-key` get Anthropic's 401 error.
+    /// If set, requests without this key (`x-api-key`, or `authorization: Bearer` for Chat
+    /// Completions) get the protocol's 401 error.
     #[serde(default)]
     pub require_api_key: Option<String>,
 }
@@ -164,17 +166,30 @@ async fn handle(
             .collect(),
         body: String::from_utf8_lossy(&body).into_owned(),
     };
+    // Each protocol checks its own credential header and answers in its own envelope.
+    let chat = recorded.path.contains("/chat/completions");
     let authorized = match &shared.require_api_key {
+        Some(key) if chat => recorded.header("authorization") == Some(format!("Bearer {key}").as_str()),
         Some(key) => recorded.header("x-api-key") == Some(key.as_str()),
         None => true,
     };
     lock(&shared.requests).push(recorded);
-    let reply = if authorized {
-        lock(&shared.replies)
-            .pop_front()
-            .unwrap_or_else(|| anthropic::error(500, "api_error", "the scripted server has no more replies"))
-    } else {
-        anthropic::error(401, "authentication_error", "invalid x-api-key")
+    let reply = match (authorized, chat) {
+        (true, _) => lock(&shared.replies).pop_front().unwrap_or_else(|| {
+            let message = "the scripted server has no more replies";
+            if chat {
+                chat_completions::error(500, "server_error", "exhausted", message)
+            } else {
+                anthropic::error(500, "api_error", message)
+            }
+        }),
+        (false, true) => chat_completions::error(
+            401,
+            "invalid_request_error",
+            "invalid_api_key",
+            "Incorrect API key provided",
+        ),
+        (false, false) => anthropic::error(401, "authentication_error", "invalid x-api-key"),
     };
     respond(reply)
 }

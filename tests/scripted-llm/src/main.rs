@@ -2,7 +2,8 @@
 //! or SIGTERM), printing its base URL first, and writing the recorded requests on exit.
 //!
 //! A script file is either a raw `Script` (`{"replies": [...]}`) or, more conveniently,
-//! `{"anthropic": [[block, ...], ...]}`: one Anthropic streamed message per entry.
+//! `{"anthropic": [[block, ...], ...]}` (or `"chat_completions"`): one streamed message per
+//! entry in that protocol.
 
 use anyhow::Context;
 use clap::Parser;
@@ -39,23 +40,31 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The convenient forms: one streamed message per entry, in one protocol.
 #[derive(serde::Deserialize)]
-struct AnthropicScript {
+struct BlockScript {
+    #[serde(default)]
     anthropic: Vec<Vec<scripted_llm::anthropic::Block>>,
+    #[serde(default)]
+    chat_completions: Vec<Vec<scripted_llm::anthropic::Block>>,
     #[serde(default)]
     require_api_key: Option<String>,
 }
 
 fn parse_script(text: &str) -> anyhow::Result<Script> {
     let value: serde_json::Value = serde_json::from_str(text)?;
-    if value.get("anthropic").is_some() {
-        let script: AnthropicScript = serde_json::from_value(value)?;
+    if value.get("anthropic").is_some() || value.get("chat_completions").is_some() {
+        let script: BlockScript = serde_json::from_value(value)?;
+        let anthropic = script
+            .anthropic
+            .iter()
+            .map(|b| scripted_llm::anthropic::message(b));
+        let chat = script
+            .chat_completions
+            .iter()
+            .map(|b| scripted_llm::chat_completions::message(b));
         return Ok(Script {
-            replies: script
-                .anthropic
-                .iter()
-                .map(|blocks| scripted_llm::anthropic::message(blocks))
-                .collect(),
+            replies: anthropic.chain(chat).collect(),
             require_api_key: script.require_api_key,
         });
     }

@@ -1,0 +1,404 @@
+//! OpenAI-compatible Chat Completions (`POST /v1/chat/completions`), as served by OpenAI,
+//! vLLM, llama.cpp, Ollama, OpenRouter, Groq, DeepSeek and others: request serialisation,
+//! the streaming chunk fold, the non-streaming body, and error classification.
+
+use super::error::{ErrorKind, LlmError};
+use super::types::*;
+use serde_json::{Map, Value, json};
+
+pub const PATH: &str = "/v1/chat/completions";
+
+pub fn headers() -> Vec<(String, String)> {
+    vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("accept".to_string(), "text/event-stream".to_string()),
+    ]
+}
+
+/// The JSON body of a streaming request.
+pub fn request_body(request: &Request) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    let mut messages = Vec::new();
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for message in &request.messages {
+        messages.extend(convert(message));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tool_choice".into(), json!("auto"));
+    }
+    // `max_tokens` is what every compatible server accepts (OpenAI's own newer name,
+    // `max_completion_tokens`, is not).
+    body.insert("max_tokens".into(), json!(request.max_tokens));
+    if let Some(effort) = request.reasoning_effort {
+        body.insert("reasoning_effort".into(), json!(effort));
+    }
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    if let Some(Value::Object(extra)) = request
+        .provider_options
+        .as_ref()
+        .and_then(|o| o.get("chat_completions"))
+    {
+        for (k, v) in extra {
+            body.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(body)
+}
+
+/// One of our messages as Chat Completions messages: tool results become `tool` messages,
+/// tool calls ride on the assistant message with JSON-encoded arguments. Reasoning is not
+/// replayed (servers reject or ignore it in input).
+fn convert(message: &Message) -> Vec<Value> {
+    let mut out = Vec::new();
+    match message.role {
+        Role::Assistant => {
+            let text = message.text();
+            let calls: Vec<Value> = message
+                .tool_calls()
+                .iter()
+                .map(|c| {
+                    let arguments = if c.arguments.is_object() {
+                        c.arguments.to_string()
+                    } else {
+                        "{}".to_string()
+                    };
+                    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
+                })
+                .collect();
+            let mut m = Map::new();
+            m.insert("role".into(), json!("assistant"));
+            m.insert(
+                "content".into(),
+                if text.is_empty() { Value::Null } else { json!(text) },
+            );
+            if !calls.is_empty() {
+                m.insert("tool_calls".into(), Value::Array(calls));
+            }
+            if !text.is_empty() || m.contains_key("tool_calls") {
+                out.push(Value::Object(m));
+            }
+        }
+        Role::User => {
+            let mut text = String::new();
+            for part in &message.parts {
+                match part {
+                    ContentPart::ToolResult {
+                        tool_call_id,
+                        content,
+                        ..
+                    } => out.push(json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})),
+                    ContentPart::Text { text: t } => text.push_str(t),
+                    _ => {}
+                }
+            }
+            if !text.is_empty() {
+                out.push(json!({"role": "user", "content": text}));
+            }
+        }
+    }
+    out
+}
+
+#[derive(Debug, Default)]
+struct OpenCall {
+    index: u64,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Folds the chunks of one streamed completion into a `Response`.
+#[derive(Debug, Default)]
+pub struct StreamFold {
+    id: Option<String>,
+    model: Option<String>,
+    text: Option<String>,
+    reasoning: Option<String>,
+    calls: Vec<OpenCall>,
+    usage: Usage,
+    finish_reason: Option<String>,
+    done: bool,
+}
+
+impl StreamFold {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the stream ended properly: `[DONE]`, or a finish reason (servers that omit
+    /// `[DONE]` still send one).
+    pub fn finished(&self) -> bool {
+        self.done || self.finish_reason.is_some()
+    }
+
+    /// Handles one SSE event (its name and data).
+    pub fn handle(
+        &mut self,
+        event: &str,
+        data: &str,
+        emit: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::new(ErrorKind::Stream, format!("malformed stream chunk ({e}): {data}")))?;
+        // Groq names the event `error`; OpenRouter sends `error` inside an ordinary chunk.
+        if event == "error" || chunk.get("error").is_some_and(|e| !e.is_null()) {
+            return Err(error_from_body(None, &chunk, None));
+        }
+        if let Some(id) = chunk["id"].as_str() {
+            self.id.get_or_insert_with(|| id.to_string());
+        }
+        if let Some(model) = chunk["model"].as_str() {
+            self.model.get_or_insert_with(|| model.to_string());
+        }
+        if chunk["usage"].is_object() {
+            self.usage = usage(&chunk["usage"]);
+        }
+        for choice in chunk["choices"].as_array().into_iter().flatten() {
+            let delta = &choice["delta"];
+            if let Some(piece) = reasoning_field(delta) {
+                if self.reasoning.is_none() {
+                    emit(StreamEvent::ReasoningStart);
+                }
+                self.reasoning.get_or_insert_with(String::new).push_str(piece);
+                emit(StreamEvent::ReasoningDelta(piece.to_string()));
+            }
+            if let Some(piece) = delta["content"].as_str().filter(|s| !s.is_empty()) {
+                if self.text.is_none() {
+                    self.end_reasoning(emit);
+                    emit(StreamEvent::TextStart);
+                }
+                self.text.get_or_insert_with(String::new).push_str(piece);
+                emit(StreamEvent::TextDelta(piece.to_string()));
+            }
+            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                self.tool_call_delta(call, emit);
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.finish_reason = Some(reason.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Tool-call deltas are keyed by `index` (which may start at 1); `id` and `name` come
+    /// once, usually first, and a trailing empty-arguments delta adds nothing.
+    fn tool_call_delta(&mut self, call: &Value, emit: &mut dyn FnMut(StreamEvent)) {
+        let index = call["index"].as_u64().unwrap_or(self.calls.len() as u64);
+        let position = match self.calls.iter().position(|c| c.index == index) {
+            Some(position) => position,
+            None => {
+                self.calls.push(OpenCall {
+                    index,
+                    ..OpenCall::default()
+                });
+                self.calls.len() - 1
+            }
+        };
+        let open = &mut self.calls[position];
+        let announce = open.name.is_empty();
+        if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
+            open.id = id.to_string();
+        }
+        if let Some(name) = call["function"]["name"].as_str().filter(|s| !s.is_empty()) {
+            open.name = name.to_string();
+        }
+        match &call["function"]["arguments"] {
+            Value::String(piece) => open.arguments.push_str(piece),
+            // Some servers (Ollama) send the arguments as an object.
+            Value::Object(_) => open.arguments = call["function"]["arguments"].to_string(),
+            _ => {}
+        }
+        if announce && !open.name.is_empty() {
+            emit(StreamEvent::ToolCallStart {
+                id: open.id.clone(),
+                name: open.name.clone(),
+            });
+        }
+    }
+
+    fn end_reasoning(&mut self, emit: &mut dyn FnMut(StreamEvent)) {
+        if self.reasoning.is_some() && self.text.is_none() {
+            emit(StreamEvent::ReasoningEnd);
+        }
+    }
+
+    /// The response, with tool calls in index order and an id made up for calls that came
+    /// without one (Gemini's compatibility endpoint sends `""`).
+    pub fn into_response(mut self, emit: &mut dyn FnMut(StreamEvent)) -> Response {
+        if self.text.is_some() {
+            emit(StreamEvent::TextEnd);
+        } else {
+            self.end_reasoning(emit);
+        }
+        let mut parts = Vec::new();
+        if let Some(text) = self.reasoning.take() {
+            parts.push(ContentPart::Thinking {
+                text,
+                signature: None,
+            });
+        }
+        if let Some(text) = self.text.take() {
+            parts.push(ContentPart::Text { text });
+        }
+        self.calls.sort_by_key(|c| c.index);
+        for (n, call) in self.calls.into_iter().enumerate() {
+            let id = if call.id.is_empty() {
+                format!("call_{n}")
+            } else {
+                call.id
+            };
+            emit(StreamEvent::ToolCallEnd { id: id.clone() });
+            parts.push(ContentPart::ToolCall {
+                id,
+                name: call.name,
+                arguments: parse_arguments(&call.arguments),
+            });
+        }
+        let message = Message {
+            role: Role::Assistant,
+            parts,
+        };
+        Response {
+            id: self.id,
+            model: self.model,
+            finish_reason: finish_reason(self.finish_reason.as_deref(), &message),
+            raw_finish_reason: self.finish_reason,
+            message,
+            usage: self.usage,
+        }
+    }
+}
+
+/// `reasoning_content` (DeepSeek, xAI, vLLM) or `reasoning` (Ollama, OpenRouter, Groq).
+fn reasoning_field(value: &Value) -> Option<&str> {
+    value["reasoning_content"]
+        .as_str()
+        .or_else(|| value["reasoning"].as_str())
+        .filter(|s| !s.is_empty())
+}
+
+fn parse_arguments(json: &str) -> Value {
+    if json.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_string()))
+}
+
+fn usage(value: &Value) -> Usage {
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n(&value["prompt_tokens"]),
+        output_tokens: n(&value["completion_tokens"]),
+        cache_read_tokens: n(&value["prompt_tokens_details"]["cached_tokens"]),
+        cache_write_tokens: 0,
+    }
+}
+
+fn finish_reason(reason: Option<&str>, message: &Message) -> FinishReason {
+    match reason {
+        Some("stop") => FinishReason::Stop,
+        Some("length") => FinishReason::Length,
+        Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
+        Some("content_filter") => FinishReason::ContentFilter,
+        _ if !message.tool_calls().is_empty() => FinishReason::ToolCalls,
+        _ => FinishReason::Other,
+    }
+}
+
+/// Parses a non-streaming completion.
+pub fn parse_response(body: &Value) -> Result<Response, LlmError> {
+    if body.get("error").is_some_and(|e| !e.is_null()) {
+        return Err(error_from_body(None, body, None));
+    }
+    let mut fold = StreamFold::new();
+    fold.id = body["id"].as_str().map(str::to_string);
+    fold.model = body["model"].as_str().map(str::to_string);
+    if body["usage"].is_object() {
+        fold.usage = usage(&body["usage"]);
+    }
+    let choice = &body["choices"][0];
+    let message = &choice["message"];
+    fold.reasoning = reasoning_field(message).map(str::to_string);
+    fold.text = message["content"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    for (index, call) in message["tool_calls"].as_array().into_iter().flatten().enumerate() {
+        let mut call = call.clone();
+        if call["index"].is_null() {
+            call["index"] = json!(index);
+        }
+        fold.tool_call_delta(&call, &mut |_| {});
+    }
+    fold.finish_reason = choice["finish_reason"].as_str().map(str::to_string);
+    fold.done = true;
+    Ok(fold.into_response(&mut |_| {}))
+}
+
+/// Classifies an error from its HTTP status and body: OpenAI's envelope
+/// `{"error":{"message","type","code"}}` (code a string, or an integer status with vLLM and
+/// OpenRouter), the flat `{"object":"error",...}` of older servers, llama.cpp's
+/// `exceed_context_size_error`.
+pub fn error_from_body(status: Option<u16>, body: &Value, retry_after_ms: Option<u64>) -> LlmError {
+    let error = if body["error"].is_object() {
+        &body["error"]
+    } else {
+        body
+    };
+    let message = error["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| body.to_string());
+    let code = match &error["code"] {
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    };
+    let kind_name = error["type"].as_str().unwrap_or_default();
+    let numeric = error["code"]
+        .as_u64()
+        .or_else(|| error["status_code"].as_u64())
+        .and_then(|n| u16::try_from(n).ok());
+    let status = status.or(numeric);
+    let lower = message.to_ascii_lowercase();
+    let kind = if code == "context_length_exceeded"
+        || kind_name == "exceed_context_size_error"
+        || lower.contains("maximum context length")
+        || lower.contains("context size")
+    {
+        ErrorKind::ContextLength
+    } else if code == "insufficient_quota" {
+        // A billing limit: retrying does not help.
+        ErrorKind::PermissionDenied
+    } else if code == "invalid_api_key" {
+        ErrorKind::Authentication
+    } else if code == "rate_limit_exceeded" {
+        ErrorKind::RateLimit
+    } else {
+        match status {
+            Some(status) => ErrorKind::from_status(status),
+            None if kind_name == "invalid_request_error" => ErrorKind::InvalidRequest,
+            None => ErrorKind::Server,
+        }
+    };
+    LlmError {
+        kind,
+        message,
+        status,
+        retry_after_ms,
+    }
+}

@@ -1,0 +1,127 @@
+//! `agent-host run` against a named OpenAI-compatible server (Chat Completions, as vLLM,
+//! llama.cpp and Ollama serve it): the scripted server on 127.0.0.1 speaks the real chunk
+//! format and checks the bearer key.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+mod common;
+
+use common::{agent_host, stderr, stdout};
+use scripted_llm::anthropic::{text, tool_use};
+use scripted_llm::chat_completions::message;
+use scripted_llm::{Script, ScriptedServer};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[
+                text("Creating it."),
+                tool_use(
+                    "call_1",
+                    "write_file",
+                    json!({"file_path": "hello.py", "content": "print(\"Hello\")\n"}),
+                ),
+            ]),
+            message(&[text("Created hello.py.")]),
+        ],
+        require_api_key: Some("local-key".to_string()),
+    })
+    .await?;
+    let work = tempfile::tempdir()?;
+    let output = agent_host()
+        .args([
+            "run",
+            "Create hello.py that prints Hello",
+            "--provider",
+            "my-vllm",
+            "--cwd",
+        ])
+        .arg(work.path())
+        .env(
+            "OPENAI_COMPATIBLE_ENDPOINTS",
+            format!("my-vllm={}/v1", server.base_url()),
+        )
+        .env("MY_VLLM_API_KEY", "local-key")
+        .env("MY_VLLM_MODEL", "qwen3-coder")
+        .output()
+        .await?;
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.py"))?,
+        "print(\"Hello\")\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests.iter().all(
+            |r| r.path == "/v1/chat/completions" && r.header("authorization") == Some("Bearer local-key")
+        )
+    );
+    let first = requests[0].json();
+    assert_eq!(first["model"], "qwen3-coder");
+    assert_eq!(first["stream"], true);
+    let second = requests[1].json();
+    let tool_message = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(tool_message["tool_call_id"], "call_1");
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Created hello.py")
+    );
+    assert!(stdout(&output).contains("Created hello.py."));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_endpoint_needs_a_model_and_a_wrong_key_is_an_authentication_error() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![],
+        require_api_key: Some("right".to_string()),
+    })
+    .await?;
+    let endpoints = format!("local={}", server.base_url());
+    let no_model = agent_host()
+        .args(["run", "hi", "--provider", "local"])
+        .env("OPENAI_COMPATIBLE_ENDPOINTS", &endpoints)
+        .output()
+        .await?;
+    assert_eq!(no_model.status.code(), Some(2));
+    assert!(
+        stderr(&no_model).contains("Pass --model or set LOCAL_MODEL"),
+        "{}",
+        stderr(&no_model)
+    );
+
+    let wrong_key = agent_host()
+        .args(["run", "hi", "--provider", "local", "--model", "m"])
+        .env("OPENAI_COMPATIBLE_ENDPOINTS", &endpoints)
+        .env("LOCAL_API_KEY", "wrong")
+        .output()
+        .await?;
+    assert_eq!(wrong_key.status.code(), Some(1));
+    assert!(
+        stderr(&wrong_key).contains("authentication error (HTTP 401): Incorrect API key provided"),
+        "{}",
+        stderr(&wrong_key)
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "an authentication error is not retried"
+    );
+    Ok(())
+}
