@@ -6,23 +6,16 @@
 
 mod common;
 
-use common::conformance::{fixture_dir, meta_files};
+use common::conformance::{fixture_dir, meta_files, sse_events};
 
 use agent_core::llm::anthropic::{StreamFold, parse_response};
-use agent_core::llm::sse::SseDecoder;
 use agent_core::llm::{ContentPart, Response};
 use serde_json::Value;
 
 /// Decodes a stream fed in pieces of `piece` bytes.
 fn decode_stream(bytes: &[u8], piece: usize) -> Result<(Response, bool), String> {
-    let mut decoder = SseDecoder::new();
     let mut fold = StreamFold::new();
-    let mut events = Vec::new();
-    for chunk in bytes.chunks(piece) {
-        events.extend(decoder.feed(chunk));
-    }
-    events.extend(decoder.finish());
-    for event in events {
+    for event in sse_events(bytes, piece) {
         fold.handle(&event.data, &mut |_| {}).map_err(|e| e.to_string())?;
     }
     let finished = fold.finished();

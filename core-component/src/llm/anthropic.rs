@@ -66,13 +66,7 @@ pub fn request_body(request: &Request) -> Value {
         body.insert("tool_choice".into(), json!({"type": "auto"}));
     }
     body.insert("stream".into(), json!(true));
-    if let Some(Value::Object(extra)) = request.provider_options.as_ref().and_then(|o| o.get("anthropic")) {
-        for (k, v) in extra {
-            if k != "beta_headers" {
-                body.insert(k.clone(), v.clone());
-            }
-        }
-    }
+    super::merge_provider_options(&mut body, request, "anthropic", &["beta_headers"]);
     Value::Object(body)
 }
 
@@ -122,7 +116,7 @@ fn block(part: &ContentPart) -> Value {
         } => {
             json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content, "is_error": is_error})
         }
-        ContentPart::Thinking { text, signature } => {
+        ContentPart::Thinking { text, signature, .. } => {
             json!({"type": "thinking", "thinking": text, "signature": signature.clone().unwrap_or_default()})
         }
         ContentPart::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
@@ -281,7 +275,11 @@ impl StreamFold {
             }
             OpenBlock::Thinking { text, signature } => {
                 emit(StreamEvent::ReasoningEnd);
-                self.parts.push(ContentPart::Thinking { text, signature });
+                self.parts.push(ContentPart::Thinking {
+                    text,
+                    signature,
+                    id: None,
+                });
             }
             OpenBlock::Redacted(data) => self.parts.push(ContentPart::RedactedThinking { data }),
             OpenBlock::ToolUse { id, name, json } => {
@@ -368,6 +366,7 @@ pub fn parse_response(body: &Value) -> Result<Response, LlmError> {
             "thinking" => ContentPart::Thinking {
                 text: block["thinking"].as_str().unwrap_or_default().to_string(),
                 signature: block["signature"].as_str().map(str::to_string),
+                id: None,
             },
             "redacted_thinking" => ContentPart::RedactedThinking {
                 data: block["data"].as_str().unwrap_or_default().to_string(),

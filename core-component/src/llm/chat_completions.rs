@@ -9,10 +9,7 @@ use serde_json::{Map, Value, json};
 pub const PATH: &str = "/v1/chat/completions";
 
 pub fn headers() -> Vec<(String, String)> {
-    vec![
-        ("content-type".to_string(), "application/json".to_string()),
-        ("accept".to_string(), "text/event-stream".to_string()),
-    ]
+    super::json_stream_headers()
 }
 
 /// The JSON body of a streaming request.
@@ -44,15 +41,7 @@ pub fn request_body(request: &Request) -> Value {
     }
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
-    if let Some(Value::Object(extra)) = request
-        .provider_options
-        .as_ref()
-        .and_then(|o| o.get("chat_completions"))
-    {
-        for (k, v) in extra {
-            body.insert(k.clone(), v.clone());
-        }
-    }
+    super::merge_provider_options(&mut body, request, "chat_completions", &[]);
     Value::Object(body)
 }
 
@@ -250,6 +239,7 @@ impl StreamFold {
             parts.push(ContentPart::Thinking {
                 text,
                 signature: None,
+                id: None,
             });
         }
         if let Some(text) = self.text.take() {

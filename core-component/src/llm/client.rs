@@ -4,7 +4,7 @@
 use super::error::{ErrorKind, LlmError};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::*;
-use super::{anthropic, chat_completions};
+use super::{anthropic, chat_completions, openai_responses};
 use crate::ports::{HttpRequest, HttpResponse, Transport, TransportError};
 use std::rc::Rc;
 
@@ -56,12 +56,17 @@ impl LlmClient {
                 chat_completions::headers(),
                 chat_completions::request_body(request),
             ),
-            WireProtocol::OpenaiResponses | WireProtocol::Gemini => {
+            WireProtocol::OpenaiResponses => (
+                openai_responses::PATH,
+                openai_responses::headers(),
+                openai_responses::request_body(request),
+            ),
+            WireProtocol::Gemini => {
                 return Err(LlmError::new(
                     ErrorKind::Configuration,
                     format!(
-                        "the {:?} wire protocol is not implemented yet; use an anthropic-messages \
-                         or chat-completions endpoint",
+                        "the {:?} wire protocol is not implemented yet; use an anthropic-messages, \
+                         openai-responses or chat-completions endpoint",
                         self.protocol
                     ),
                 ));
@@ -88,6 +93,7 @@ impl LlmClient {
                 .map_err(|e| LlmError::new(ErrorKind::Stream, format!("response body is not JSON: {e}")))?;
             return match self.protocol {
                 WireProtocol::ChatCompletions => chat_completions::parse_response(&value),
+                WireProtocol::OpenaiResponses => openai_responses::parse_response(&value),
                 _ => anthropic::parse_response(&value),
             };
         }
@@ -130,12 +136,14 @@ impl LlmClient {
 enum Fold {
     Anthropic(anthropic::StreamFold),
     Chat(chat_completions::StreamFold),
+    Responses(openai_responses::StreamFold),
 }
 
 impl Fold {
     fn new(protocol: WireProtocol) -> Self {
         match protocol {
             WireProtocol::ChatCompletions => Self::Chat(chat_completions::StreamFold::new()),
+            WireProtocol::OpenaiResponses => Self::Responses(openai_responses::StreamFold::new()),
             _ => Self::Anthropic(anthropic::StreamFold::new()),
         }
     }
@@ -144,6 +152,7 @@ impl Fold {
         match self {
             Self::Anthropic(fold) => fold.handle(&event.data, emit),
             Self::Chat(fold) => fold.handle(&event.event, &event.data, emit),
+            Self::Responses(fold) => fold.handle(&event.data, emit),
         }
     }
 
@@ -151,6 +160,7 @@ impl Fold {
         match self {
             Self::Anthropic(fold) => fold.finished(),
             Self::Chat(fold) => fold.finished(),
+            Self::Responses(fold) => fold.finished(),
         }
     }
 
@@ -158,6 +168,7 @@ impl Fold {
         match self {
             Self::Anthropic(fold) => fold.into_response(emit),
             Self::Chat(fold) => fold.into_response(emit),
+            Self::Responses(fold) => fold.into_response(emit),
         }
     }
 }
@@ -207,6 +218,7 @@ fn http_error(protocol: WireProtocol, status: u16, response: &mut dyn HttpRespon
     match serde_json::from_slice::<serde_json::Value>(&body) {
         Ok(value) => match protocol {
             WireProtocol::ChatCompletions => chat_completions::error_from_body(Some(status), &value, retry),
+            WireProtocol::OpenaiResponses => openai_responses::error_from_body(Some(status), &value, retry),
             _ => anthropic::error_from_body(Some(status), &value, retry),
         },
         Err(_) => LlmError {

@@ -5,11 +5,39 @@ pub mod anthropic;
 pub mod chat_completions;
 pub mod client;
 pub mod error;
+pub mod openai_responses;
 pub mod retry;
 pub mod sse;
 pub mod types;
 
 pub use client::LlmClient;
+
+/// Headers of a JSON request answered with an event stream (the OpenAI APIs; credentials are
+/// the host's business).
+pub(crate) fn json_stream_headers() -> Vec<(String, String)> {
+    vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("accept".to_string(), "text/event-stream".to_string()),
+    ]
+}
+
+/// Merges the object `provider_options[key]` into a request body: the escape hatch for
+/// provider parameters the neutral request does not model.
+pub(crate) fn merge_provider_options(
+    body: &mut serde_json::Map<String, serde_json::Value>,
+    request: &Request,
+    key: &str,
+    skip: &[&str],
+) {
+    if let Some(serde_json::Value::Object(extra)) = request.provider_options.as_ref().and_then(|o| o.get(key))
+    {
+        for (k, v) in extra {
+            if !skip.contains(&k.as_str()) {
+                body.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
 pub use error::{ErrorKind, LlmError};
 pub use retry::RetryPolicy;
 pub use types::*;

@@ -28,11 +28,14 @@ pub enum ContentPart {
         content: String,
         is_error: bool,
     },
-    /// Visible reasoning; `signature` must be sent back verbatim (Anthropic).
+    /// Visible reasoning. `signature` must be sent back verbatim: Anthropic's signature, or
+    /// OpenAI's `encrypted_content` of the reasoning item `id`.
     Thinking {
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
     },
     /// Reasoning the provider encrypted; round-tripped as is.
     RedactedThinking {

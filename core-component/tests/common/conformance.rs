@@ -22,3 +22,15 @@ pub fn meta_files(dir: &std::path::Path) -> Vec<PathBuf> {
     metas.sort();
     metas
 }
+
+/// The SSE events of a recorded stream fed to the decoder in pieces of `piece` bytes (the
+/// result must not depend on where the network cut the body).
+pub fn sse_events(bytes: &[u8], piece: usize) -> Vec<agent_core::llm::sse::SseEvent> {
+    let mut decoder = agent_core::llm::sse::SseDecoder::new();
+    let mut events = Vec::new();
+    for chunk in bytes.chunks(piece.max(1)) {
+        events.extend(decoder.feed(chunk));
+    }
+    events.extend(decoder.finish());
+    events
+}

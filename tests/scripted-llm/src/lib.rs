@@ -1,9 +1,10 @@
 //! A scripted LLM server for tests and demos. It listens on 127.0.0.1, answers each request
-//! with the next scripted reply in a provider's real wire format (Anthropic Messages and
-//! OpenAI Chat Completions streaming), and records every request it received.
+//! with the next scripted reply in a provider's real wire format (Anthropic Messages, OpenAI
+//! Responses and Chat Completions streaming), and records every request it received.
 
 pub mod anthropic;
 pub mod chat_completions;
+pub mod openai_responses;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -167,7 +168,8 @@ async fn handle(
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     // Each protocol checks its own credential header and answers in its own envelope.
-    let chat = recorded.path.contains("/chat/completions");
+    // OpenAI's APIs (Responses, Chat Completions) take a bearer key and answer in its envelope.
+    let chat = recorded.path.contains("/chat/completions") || recorded.path.contains("/responses");
     let authorized = match &shared.require_api_key {
         Some(key) if chat => recorded.header("authorization") == Some(format!("Bearer {key}").as_str()),
         Some(key) => recorded.header("x-api-key") == Some(key.as_str()),

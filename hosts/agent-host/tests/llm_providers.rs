@@ -1,6 +1,7 @@
-//! `agent-host run` against a named OpenAI-compatible server (Chat Completions, as vLLM,
-//! llama.cpp and Ollama serve it): the scripted server on 127.0.0.1 speaks the real chunk
-//! format and checks the bearer key.
+//! `agent-host run` against each provider protocol beyond Anthropic's (covered by
+//! `cli_run`): OpenAI Responses through `OPENAI_BASE_URL`, and a named OpenAI-compatible
+//! server (Chat Completions, as vLLM, llama.cpp and Ollama serve it). The scripted server on
+//! 127.0.0.1 speaks each real wire format and checks the bearer key.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
@@ -122,6 +123,80 @@ async fn a_named_endpoint_needs_a_model_and_a_wrong_key_is_an_authentication_err
         server.requests().len(),
         1,
         "an authentication error is not retried"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            scripted_llm::openai_responses::response(
+                &[tool_use(
+                    "call_1",
+                    "write_file",
+                    json!({"file_path": "hello.py", "content": "print(\"Hello\")\n"}),
+                )],
+                Some("gAAAA-opaque-reasoning"),
+            ),
+            scripted_llm::openai_responses::response(&[text("Created hello.py.")], None),
+        ],
+        require_api_key: Some("sk-test".to_string()),
+    })
+    .await?;
+    let work = tempfile::tempdir()?;
+    let output = agent_host()
+        .args([
+            "run",
+            "Create hello.py that prints Hello",
+            "--provider",
+            "openai",
+            "--cwd",
+        ])
+        .arg(work.path())
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
+        .env("OPENAI_API_KEY", "sk-test")
+        .output()
+        .await?;
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.py"))?,
+        "print(\"Hello\")\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    let first = requests[0].json();
+    assert_eq!(first["store"], false);
+    assert_eq!(first["input"][0]["content"][0]["type"], "input_text");
+    assert_eq!(first["tools"][0]["type"], "function");
+    // Stateless replay: the reasoning item with its encrypted content, the call, its output.
+    let input = requests[1].json()["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let types: Vec<&str> = input
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        types,
+        ["message", "reasoning", "function_call", "function_call_output"]
+    );
+    assert_eq!(input[1]["encrypted_content"], "gAAAA-opaque-reasoning");
+    assert_eq!(input[1]["id"], "rs_scripted");
+    assert_eq!(input[2]["call_id"], "call_1");
+    assert_eq!(input[3]["call_id"], "call_1");
+    assert!(
+        input[3]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("Created hello.py")
     );
     Ok(())
 }
