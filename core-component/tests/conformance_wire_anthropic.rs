@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::conformance::{fixture_dir, meta_files, sse_events};
+use common::conformance::{check_all, sse_events};
 
 use agent_core::llm::anthropic::{StreamFold, parse_response};
 use agent_core::llm::{ContentPart, Response};
@@ -83,45 +83,28 @@ fn check(name: &str, response: &Response, expected: &Value) {
 
 #[test]
 fn recorded_anthropic_wire_fixtures_decode_to_their_expected_results() {
-    let Some(dir) = fixture_dir("anthropic") else {
-        println!("skipped: ../shared/conformance/wire/anthropic is not present");
-        return;
-    };
-    let mut checked = 0;
-    let metas = meta_files(&dir);
-    for meta_path in &metas {
-        let meta: Value = serde_json::from_str(&std::fs::read_to_string(meta_path).unwrap()).unwrap();
-        let name = meta["file"].as_str().unwrap().to_string();
-        let bytes = std::fs::read(dir.join(&name)).unwrap();
-        let expected = &meta["expected"];
-        let status = meta["http_status"].as_u64().unwrap_or(200);
+    check_all("anthropic", |fixture| {
+        let (name, bytes, expected) = (&fixture.name, &fixture.bytes, &fixture.expected);
+        let status = fixture.http_status;
         if status != 200 {
-            let body: Value = serde_json::from_slice(&bytes).unwrap();
-            let error = agent_core::llm::anthropic::error_from_body(Some(status as u16), &body, None);
+            let body: Value = serde_json::from_slice(bytes).unwrap();
+            let error = agent_core::llm::anthropic::error_from_body(Some(status), &body, None);
             assert!(!error.message.is_empty(), "{name}: error message");
             assert!(!error.kind.retryable(), "{name}: a {status} is not retryable");
-            checked += 1;
-            continue;
+            return;
         }
         if name.ends_with(".sse") {
             // Whole, and in awkward 5-byte pieces: the result must not depend on chunking.
             let (whole, finished) =
-                decode_stream(&bytes, bytes.len()).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let (pieces, _) = decode_stream(&bytes, 5).unwrap_or_else(|e| panic!("{name}: {e}"));
+                decode_stream(bytes, bytes.len()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (pieces, _) = decode_stream(bytes, 5).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(whole, pieces, "{name}: chunking changed the result");
             assert!(finished, "{name}: message_stop not seen");
-            check(&name, &whole, expected);
+            check(name, &whole, expected);
         } else {
-            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            let body: Value = serde_json::from_slice(bytes).unwrap();
             let response = parse_response(&body).unwrap_or_else(|e| panic!("{name}: {e}"));
-            check(&name, &response, expected);
+            check(name, &response, expected);
         }
-        checked += 1;
-    }
-    println!("checked {checked} anthropic fixtures");
-    let total = metas.len();
-    assert!(
-        total > 0 && checked == total,
-        "checked {checked} of {total} fixtures"
-    );
+    });
 }

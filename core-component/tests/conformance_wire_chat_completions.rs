@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::conformance::{fixture_dir, meta_files, sse_events};
+use common::conformance::{check_all, sse_events};
 
 use agent_core::llm::chat_completions::{StreamFold, error_from_body, parse_response};
 use agent_core::llm::{LlmError, Response};
@@ -80,31 +80,21 @@ fn check(name: &str, response: &Response, expected: &Value) {
 
 #[test]
 fn recorded_chat_completions_fixtures_decode_to_their_expected_results() {
-    let Some(dir) = fixture_dir("chat_completions") else {
-        println!("skipped: ../shared/conformance/wire/chat_completions is not present");
-        return;
-    };
-    let metas = meta_files(&dir);
-    let mut checked = 0;
-    for meta_path in &metas {
-        let meta: Value = serde_json::from_str(&std::fs::read_to_string(meta_path).unwrap()).unwrap();
-        let name = meta["file"].as_str().unwrap().to_string();
-        let bytes = std::fs::read(dir.join(&name)).unwrap();
-        let expected = &meta["expected"];
-        let status = meta["http_status"].as_u64().unwrap_or(200) as u16;
+    check_all("chat_completions", |fixture| {
+        let (name, bytes, expected) = (&fixture.name, &fixture.bytes, &fixture.expected);
+        let status = fixture.http_status;
         if status != 200 {
-            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            let body: Value = serde_json::from_slice(bytes).unwrap();
             let error = error_from_body(Some(status), &body, None);
             let want = expected["error"]["error"]["message"].as_str().unwrap();
             assert_eq!(error.message, want, "{name}: error message");
             assert_eq!(error.kind.retryable(), status == 429, "{name}: retryable");
-            checked += 1;
-            continue;
+            return;
         }
         let errors = expected["errors"].as_array().cloned().unwrap_or_default();
         if name.ends_with(".sse") {
-            let whole = decode_stream(&bytes, bytes.len());
-            let pieces = decode_stream(&bytes, 5);
+            let whole = decode_stream(bytes, bytes.len());
+            let pieces = decode_stream(bytes, 5);
             assert_eq!(whole, pieces, "{name}: chunking changed the result");
             match (whole, errors.first()) {
                 (Err(error), Some(want)) => {
@@ -116,20 +106,13 @@ fn recorded_chat_completions_fixtures_decode_to_their_expected_results() {
                 (Err(error), None) => panic!("{name}: {error}"),
                 (Ok((response, finished)), None) => {
                     assert!(finished, "{name}: end of stream not recognised");
-                    check(&name, &response, expected);
+                    check(name, &response, expected);
                 }
             }
         } else {
-            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            let body: Value = serde_json::from_slice(bytes).unwrap();
             let response = parse_response(&body).unwrap_or_else(|e| panic!("{name}: {e}"));
-            check(&name, &response, expected);
+            check(name, &response, expected);
         }
-        checked += 1;
-    }
-    println!("checked {checked} chat-completions fixtures");
-    assert!(
-        !metas.is_empty() && checked == metas.len(),
-        "checked {checked} of {} fixtures",
-        metas.len()
-    );
+    });
 }

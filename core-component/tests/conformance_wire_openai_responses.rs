@@ -9,7 +9,7 @@ mod common;
 
 use agent_core::llm::openai_responses::{StreamFold, error_from_body, parse_response};
 use agent_core::llm::{ContentPart, ErrorKind, LlmError, Response};
-use common::conformance::{fixture_dir, meta_files, sse_events};
+use common::conformance::{check_all, sse_events};
 use serde_json::Value;
 
 fn decode_stream(bytes: &[u8], piece: usize) -> Result<(Response, bool), LlmError> {
@@ -103,20 +103,11 @@ fn expected_kind(code: &str) -> ErrorKind {
 
 #[test]
 fn recorded_openai_responses_fixtures_decode_to_their_expected_results() {
-    let Some(dir) = fixture_dir("openai_responses") else {
-        println!("skipped: ../shared/conformance/wire/openai_responses is not present");
-        return;
-    };
-    let metas = meta_files(&dir);
-    let mut checked = 0;
-    for meta_path in &metas {
-        let meta: Value = serde_json::from_str(&std::fs::read_to_string(meta_path).unwrap()).unwrap();
-        let name = meta["file"].as_str().unwrap().to_string();
-        let bytes = std::fs::read(dir.join(&name)).unwrap();
-        let expected = &meta["expected"];
-        let status = meta["http_status"].as_u64().unwrap_or(200) as u16;
+    check_all("openai_responses", |fixture| {
+        let (name, bytes, expected) = (&fixture.name, &fixture.bytes, &fixture.expected);
+        let status = fixture.http_status;
         if status != 200 {
-            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            let body: Value = serde_json::from_slice(bytes).unwrap();
             let error = error_from_body(Some(status), &body, None);
             assert_eq!(
                 error.message,
@@ -124,14 +115,13 @@ fn recorded_openai_responses_fixtures_decode_to_their_expected_results() {
                 "{name}"
             );
             assert_eq!(error.kind, ErrorKind::InvalidRequest, "{name}");
-            checked += 1;
-            continue;
+            return;
         }
         if name.ends_with(".sse") {
-            let whole = decode_stream(&bytes, bytes.len());
+            let whole = decode_stream(bytes, bytes.len());
             assert_eq!(
                 whole,
-                decode_stream(&bytes, 5),
+                decode_stream(bytes, 5),
                 "{name}: chunking changed the result"
             );
             match (whole, expected["error"].as_object()) {
@@ -150,20 +140,13 @@ fn recorded_openai_responses_fixtures_decode_to_their_expected_results() {
                 (Err(error), None) => panic!("{name}: {error}"),
                 (Ok((response, finished)), None) => {
                     assert!(finished, "{name}: terminal event not seen");
-                    check(&name, &response, expected);
+                    check(name, &response, expected);
                 }
             }
         } else {
-            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            let body: Value = serde_json::from_slice(bytes).unwrap();
             let response = parse_response(&body).unwrap_or_else(|e| panic!("{name}: {e}"));
-            check(&name, &response, expected);
+            check(name, &response, expected);
         }
-        checked += 1;
-    }
-    println!("checked {checked} openai-responses fixtures");
-    assert!(
-        !metas.is_empty() && checked == metas.len(),
-        "checked {checked} of {} fixtures",
-        metas.len()
-    );
+    });
 }

@@ -80,7 +80,7 @@ fn messages(messages: &[Message]) -> Vec<Value> {
         let blocks: Vec<Value> = message
             .parts
             .iter()
-            .filter(|p| !matches!(p, ContentPart::Text { text } if text.is_empty()))
+            .filter(|p| !matches!(p, ContentPart::Text { text, .. } if text.is_empty()))
             .map(block)
             .collect();
         if blocks.is_empty() {
@@ -98,8 +98,10 @@ fn messages(messages: &[Message]) -> Vec<Value> {
 
 fn block(part: &ContentPart) -> Value {
     match part {
-        ContentPart::Text { text } => json!({"type": "text", "text": text}),
-        ContentPart::ToolCall { id, name, arguments } => {
+        ContentPart::Text { text, .. } => json!({"type": "text", "text": text}),
+        ContentPart::ToolCall {
+            id, name, arguments, ..
+        } => {
             // Arguments that were not a JSON object (truncated output) cannot be replayed as
             // `input`; an empty object keeps the history valid, the tool result explains.
             let input = if arguments.is_object() {
@@ -271,7 +273,10 @@ impl StreamFold {
         match open {
             OpenBlock::Text(text) => {
                 emit(StreamEvent::TextEnd);
-                self.parts.push(ContentPart::Text { text });
+                self.parts.push(ContentPart::Text {
+                    text,
+                    signature: None,
+                });
             }
             OpenBlock::Thinking { text, signature } => {
                 emit(StreamEvent::ReasoningEnd);
@@ -285,6 +290,7 @@ impl StreamFold {
             OpenBlock::ToolUse { id, name, json } => {
                 emit(StreamEvent::ToolCallEnd { id: id.clone() });
                 self.parts.push(ContentPart::ToolCall {
+                    signature: None,
                     id,
                     name,
                     arguments: parse_arguments(&json),
@@ -361,6 +367,7 @@ pub fn parse_response(body: &Value) -> Result<Response, LlmError> {
     for block in body["content"].as_array().into_iter().flatten() {
         let part = match block["type"].as_str().unwrap_or_default() {
             "text" => ContentPart::Text {
+                signature: None,
                 text: block["text"].as_str().unwrap_or_default().to_string(),
             },
             "thinking" => ContentPart::Thinking {
@@ -372,6 +379,7 @@ pub fn parse_response(body: &Value) -> Result<Response, LlmError> {
                 data: block["data"].as_str().unwrap_or_default().to_string(),
             },
             "tool_use" => ContentPart::ToolCall {
+                signature: None,
                 id: block["id"].as_str().unwrap_or_default().to_string(),
                 name: block["name"].as_str().unwrap_or_default().to_string(),
                 arguments: block.get("input").cloned().unwrap_or_else(|| json!({})),

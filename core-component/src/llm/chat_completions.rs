@@ -87,7 +87,7 @@ fn convert(message: &Message) -> Vec<Value> {
                         content,
                         ..
                     } => out.push(json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})),
-                    ContentPart::Text { text: t } => text.push_str(t),
+                    ContentPart::Text { text: t, .. } => text.push_str(t),
                     _ => {}
                 }
             }
@@ -243,7 +243,10 @@ impl StreamFold {
             });
         }
         if let Some(text) = self.text.take() {
-            parts.push(ContentPart::Text { text });
+            parts.push(ContentPart::Text {
+                text,
+                signature: None,
+            });
         }
         self.calls.sort_by_key(|c| c.index);
         for (n, call) in self.calls.into_iter().enumerate() {
@@ -254,6 +257,7 @@ impl StreamFold {
             };
             emit(StreamEvent::ToolCallEnd { id: id.clone() });
             parts.push(ContentPart::ToolCall {
+                signature: None,
                 id,
                 name: call.name,
                 arguments: parse_arguments(&call.arguments),

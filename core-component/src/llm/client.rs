@@ -4,7 +4,7 @@
 use super::error::{ErrorKind, LlmError};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::*;
-use super::{anthropic, chat_completions, openai_responses};
+use super::{anthropic, chat_completions, gemini, openai_responses};
 use crate::ports::{HttpRequest, HttpResponse, Transport, TransportError};
 use std::rc::Rc;
 
@@ -47,35 +47,30 @@ impl LlmClient {
     ) -> Result<Response, LlmError> {
         let (path, headers, body) = match self.protocol {
             WireProtocol::AnthropicMessages => (
-                anthropic::PATH,
+                anthropic::PATH.to_string(),
                 anthropic::headers(request),
                 anthropic::request_body(request),
             ),
             WireProtocol::ChatCompletions => (
-                chat_completions::PATH,
+                chat_completions::PATH.to_string(),
                 chat_completions::headers(),
                 chat_completions::request_body(request),
             ),
             WireProtocol::OpenaiResponses => (
-                openai_responses::PATH,
+                openai_responses::PATH.to_string(),
                 openai_responses::headers(),
                 openai_responses::request_body(request),
             ),
-            WireProtocol::Gemini => {
-                return Err(LlmError::new(
-                    ErrorKind::Configuration,
-                    format!(
-                        "the {:?} wire protocol is not implemented yet; use an anthropic-messages, \
-                         openai-responses or chat-completions endpoint",
-                        self.protocol
-                    ),
-                ));
-            }
+            WireProtocol::Gemini => (
+                gemini::path(&request.model),
+                gemini::headers(),
+                gemini::request_body(request),
+            ),
         };
         let http = HttpRequest {
             endpoint: self.endpoint.clone(),
             method: "POST".to_string(),
-            path: path.to_string(),
+            path,
             headers,
             body: serde_json::to_vec(&body)
                 .map_err(|e| LlmError::new(ErrorKind::InvalidRequest, e.to_string()))?,
@@ -94,7 +89,8 @@ impl LlmClient {
             return match self.protocol {
                 WireProtocol::ChatCompletions => chat_completions::parse_response(&value),
                 WireProtocol::OpenaiResponses => openai_responses::parse_response(&value),
-                _ => anthropic::parse_response(&value),
+                WireProtocol::Gemini => gemini::parse_response(&value),
+                WireProtocol::AnthropicMessages => anthropic::parse_response(&value),
             };
         }
         let mut decoder = SseDecoder::new();
@@ -137,6 +133,7 @@ enum Fold {
     Anthropic(anthropic::StreamFold),
     Chat(chat_completions::StreamFold),
     Responses(openai_responses::StreamFold),
+    Gemini(gemini::StreamFold),
 }
 
 impl Fold {
@@ -144,7 +141,8 @@ impl Fold {
         match protocol {
             WireProtocol::ChatCompletions => Self::Chat(chat_completions::StreamFold::new()),
             WireProtocol::OpenaiResponses => Self::Responses(openai_responses::StreamFold::new()),
-            _ => Self::Anthropic(anthropic::StreamFold::new()),
+            WireProtocol::Gemini => Self::Gemini(gemini::StreamFold::new()),
+            WireProtocol::AnthropicMessages => Self::Anthropic(anthropic::StreamFold::new()),
         }
     }
 
@@ -153,6 +151,7 @@ impl Fold {
             Self::Anthropic(fold) => fold.handle(&event.data, emit),
             Self::Chat(fold) => fold.handle(&event.event, &event.data, emit),
             Self::Responses(fold) => fold.handle(&event.data, emit),
+            Self::Gemini(fold) => fold.handle(&event.data, emit),
         }
     }
 
@@ -161,6 +160,7 @@ impl Fold {
             Self::Anthropic(fold) => fold.finished(),
             Self::Chat(fold) => fold.finished(),
             Self::Responses(fold) => fold.finished(),
+            Self::Gemini(fold) => fold.finished(),
         }
     }
 
@@ -169,6 +169,7 @@ impl Fold {
             Self::Anthropic(fold) => fold.into_response(emit),
             Self::Chat(fold) => fold.into_response(emit),
             Self::Responses(fold) => fold.into_response(emit),
+            Self::Gemini(fold) => fold.into_response(emit),
         }
     }
 }
@@ -219,6 +220,7 @@ fn http_error(protocol: WireProtocol, status: u16, response: &mut dyn HttpRespon
         Ok(value) => match protocol {
             WireProtocol::ChatCompletions => chat_completions::error_from_body(Some(status), &value, retry),
             WireProtocol::OpenaiResponses => openai_responses::error_from_body(Some(status), &value, retry),
+            WireProtocol::Gemini => gemini::error_from_body(Some(status), &value, retry),
             _ => anthropic::error_from_body(Some(status), &value, retry),
         },
         Err(_) => LlmError {

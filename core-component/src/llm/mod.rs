@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod chat_completions;
 pub mod client;
 pub mod error;
+pub mod gemini;
 pub mod openai_responses;
 pub mod retry;
 pub mod sse;

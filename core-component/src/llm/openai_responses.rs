@@ -54,7 +54,7 @@ fn input_items(message: &Message) -> Vec<Value> {
     };
     for part in &message.parts {
         match part {
-            ContentPart::Text { text } if !text.is_empty() => items.push(json!({
+            ContentPart::Text { text, .. } if !text.is_empty() => items.push(json!({
                 "type": "message", "role": role, "content": [{"type": text_type, "text": text}]
             })),
             ContentPart::Text { .. } => {}
@@ -72,7 +72,9 @@ fn input_items(message: &Message) -> Vec<Value> {
                 items.push(json!({"type": "reasoning", "id": id, "summary": summary, "encrypted_content": encrypted}));
             }
             ContentPart::Thinking { .. } | ContentPart::RedactedThinking { .. } => {}
-            ContentPart::ToolCall { id, name, arguments } => {
+            ContentPart::ToolCall {
+                id, name, arguments, ..
+            } => {
                 let arguments = if arguments.is_object() {
                     arguments.to_string()
                 } else {
@@ -210,7 +212,10 @@ impl StreamFold {
                 if std::mem::take(&mut self.text_open) {
                     emit(StreamEvent::TextEnd);
                 }
-                self.parts.push(ContentPart::Text { text });
+                self.parts.push(ContentPart::Text {
+                    text,
+                    signature: None,
+                });
             }
             "reasoning" => {
                 // Summaries (OpenAI) or raw reasoning text (other servers), as shown.
@@ -240,6 +245,7 @@ impl StreamFold {
                     serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
                 };
                 self.parts.push(ContentPart::ToolCall {
+                    signature: None,
                     id,
                     name: item["name"].as_str().unwrap_or_default().to_string(),
                     arguments,

@@ -15,13 +15,19 @@ pub enum Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
+    /// `signature`: an opaque token the provider attached to this part and wants back on it
+    /// (Gemini's `thoughtSignature`).
     Text {
         text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     ToolCall {
         id: String,
         name: String,
         arguments: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     ToolResult {
         tool_call_id: String,
@@ -38,9 +44,7 @@ pub enum ContentPart {
         id: Option<String>,
     },
     /// Reasoning the provider encrypted; round-tripped as is.
-    RedactedThinking {
-        data: String,
-    },
+    RedactedThinking { data: String },
 }
 
 /// A message of the conversation sent to the model.
@@ -54,7 +58,10 @@ impl Message {
     pub fn user_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::User,
-            parts: vec![ContentPart::Text { text: text.into() }],
+            parts: vec![ContentPart::Text {
+                text: text.into(),
+                signature: None,
+            }],
         }
     }
 
@@ -63,7 +70,7 @@ impl Message {
         self.parts
             .iter()
             .filter_map(|p| match p {
-                ContentPart::Text { text } => Some(text.as_str()),
+                ContentPart::Text { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect()
@@ -86,7 +93,9 @@ impl Message {
         self.parts
             .iter()
             .filter_map(|p| match p {
-                ContentPart::ToolCall { id, name, arguments } => Some(ToolCall {
+                ContentPart::ToolCall {
+                    id, name, arguments, ..
+                } => Some(ToolCall {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments.clone(),

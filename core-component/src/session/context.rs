@@ -64,7 +64,7 @@ pub(super) fn history_chars(history: &[Turn]) -> u64 {
                 .parts
                 .iter()
                 .map(|part| match part {
-                    ContentPart::Text { text } | ContentPart::Thinking { text, .. } => text.len(),
+                    ContentPart::Text { text, .. } | ContentPart::Thinking { text, .. } => text.len(),
                     ContentPart::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
                     ContentPart::ToolResult { content, .. } => content.len(),
                     ContentPart::RedactedThinking { data } => data.len(),

@@ -34,3 +34,38 @@ pub fn sse_events(bytes: &[u8], piece: usize) -> Vec<agent_core::llm::sse::SseEv
     events.extend(decoder.finish());
     events
 }
+
+/// One recorded response and what parsing it must give.
+pub struct Fixture {
+    /// The recording's file name, for messages.
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// The `expected` block of its `.meta.json`.
+    pub expected: serde_json::Value,
+    pub http_status: u16,
+}
+
+/// Runs `check` on every fixture of a provider, or prints "skipped" when `../shared` is
+/// absent; an empty folder is a failure.
+pub fn check_all(provider: &str, mut check: impl FnMut(&Fixture)) {
+    let Some(dir) = fixture_dir(provider) else {
+        println!("skipped: ../shared/conformance/wire/{provider} is not present");
+        return;
+    };
+    let metas = meta_files(&dir);
+    assert!(!metas.is_empty(), "no fixtures in {}", dir.display());
+    for meta_path in &metas {
+        let text = std::fs::read_to_string(meta_path).unwrap_or_default();
+        let meta: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", meta_path.display()));
+        let name = meta["file"].as_str().unwrap_or_default().to_string();
+        let bytes = std::fs::read(dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check(&Fixture {
+            name,
+            bytes,
+            expected: meta["expected"].clone(),
+            http_status: meta["http_status"].as_u64().unwrap_or(200) as u16,
+        });
+    }
+    println!("checked {} {provider} fixtures", metas.len());
+}

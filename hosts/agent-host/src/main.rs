@@ -182,6 +182,13 @@ async fn run(
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
     };
+    // For the message if the endpoint rejects the credentials.
+    let credential_hint = endpoints.get(&provider).map(|e| {
+        format!(
+            "the {provider} endpoint ({}) rejected the request's credentials: check {}",
+            e.base_url, e.key_var
+        )
+    });
     let runtime = match load_runtime(&component, endpoints) {
         Ok(runtime) => runtime,
         Err(message) => return fail(exit::AGENT_ERROR, message),
@@ -225,7 +232,15 @@ async fn run(
     let _ = printer.await;
     match outcome {
         Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
-        Ok(Err(error)) => fail(exit::AGENT_ERROR, describe_agent_error(&error)),
+        Ok(Err(error)) => {
+            let mut message = describe_agent_error(&error);
+            if let (api::AgentError::Llm(text), Some(hint)) = (&error, credential_hint)
+                && text.starts_with("authentication error")
+            {
+                message = format!("{message}\n{hint}");
+            }
+            fail(exit::AGENT_ERROR, message)
+        }
         Ok(Ok(outcome)) => match outcome.stop_reason {
             api::StopReason::Completed => ExitCode::SUCCESS,
             api::StopReason::TurnLimit | api::StopReason::RoundLimit => fail(

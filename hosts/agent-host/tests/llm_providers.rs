@@ -13,6 +13,37 @@ use scripted_llm::chat_completions::message;
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::{Value, json};
 
+/// Runs the create-hello.py task with `--provider` in a fresh folder; checks that it
+/// succeeded and that the file has the right content.
+async fn create_hello(
+    mut command: tokio::process::Command,
+    provider: &str,
+) -> anyhow::Result<std::process::Output> {
+    let work = tempfile::tempdir()?;
+    let output = command
+        .args([
+            "run",
+            "Create hello.py that prints Hello",
+            "--provider",
+            provider,
+            "--cwd",
+        ])
+        .arg(work.path())
+        .output()
+        .await?;
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.py"))?,
+        "print(\"Hello\")\n"
+    );
+    Ok(output)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> anyhow::Result<()> {
     let server = ScriptedServer::start(Script {
@@ -30,34 +61,15 @@ async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> 
         require_api_key: Some("local-key".to_string()),
     })
     .await?;
-    let work = tempfile::tempdir()?;
-    let output = agent_host()
-        .args([
-            "run",
-            "Create hello.py that prints Hello",
-            "--provider",
-            "my-vllm",
-            "--cwd",
-        ])
-        .arg(work.path())
+    let mut command = agent_host();
+    command
         .env(
             "OPENAI_COMPATIBLE_ENDPOINTS",
             format!("my-vllm={}/v1", server.base_url()),
         )
         .env("MY_VLLM_API_KEY", "local-key")
-        .env("MY_VLLM_MODEL", "qwen3-coder")
-        .output()
-        .await?;
-    assert!(
-        output.status.success(),
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    assert_eq!(
-        std::fs::read_to_string(work.path().join("hello.py"))?,
-        "print(\"Hello\")\n"
-    );
+        .env("MY_VLLM_MODEL", "qwen3-coder");
+    let output = create_hello(command, "my-vllm").await?;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(
@@ -144,30 +156,11 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
         require_api_key: Some("sk-test".to_string()),
     })
     .await?;
-    let work = tempfile::tempdir()?;
-    let output = agent_host()
-        .args([
-            "run",
-            "Create hello.py that prints Hello",
-            "--provider",
-            "openai",
-            "--cwd",
-        ])
-        .arg(work.path())
+    let mut command = agent_host();
+    command
         .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
-        .env("OPENAI_API_KEY", "sk-test")
-        .output()
-        .await?;
-    assert!(
-        output.status.success(),
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(&output),
-        stderr(&output)
-    );
-    assert_eq!(
-        std::fs::read_to_string(work.path().join("hello.py"))?,
-        "print(\"Hello\")\n"
-    );
+        .env("OPENAI_API_KEY", "sk-test");
+    create_hello(command, "openai").await?;
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests.iter().all(|r| r.path == "/v1/responses"));
@@ -198,5 +191,129 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
             .unwrap()
             .starts_with("Created hello.py")
     );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            scripted_llm::gemini::response(
+                &[
+                    text("Writing the file."),
+                    tool_use(
+                        "unused",
+                        "write_file",
+                        json!({"file_path": "hello.py", "content": "print(\"Hello\")\n"}),
+                    ),
+                ],
+                Some("EpwICpkIAXLI-signature"),
+            ),
+            scripted_llm::gemini::response(&[text("Created hello.py.")], None),
+        ],
+        require_api_key: Some("g-key".to_string()),
+    })
+    .await?;
+    let mut command = agent_host();
+    command
+        .env("GEMINI_BASE_URL", server.base_url())
+        .env("GEMINI_API_KEY", "g-key")
+        .env("GEMINI_MODEL", "gemini-3-pro-preview");
+    create_hello(command, "gemini").await?;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests.iter().all(|r| {
+        r.path == "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
+            && r.header("x-goog-api-key") == Some("g-key")
+    }));
+    let first = requests[0].json();
+    assert!(first["systemInstruction"]["parts"][0]["text"].is_string());
+    assert_eq!(first["tools"][0]["functionDeclarations"][1]["name"], "write_file");
+    // The model turn is replayed with the signature on its call; the result names the call.
+    let contents = requests[1].json()["contents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(contents.len(), 3);
+    let model_parts = contents[1]["parts"].as_array().cloned().unwrap_or_default();
+    assert_eq!(contents[1]["role"], "model");
+    let call = model_parts
+        .iter()
+        .find(|p| p.get("functionCall").is_some())
+        .unwrap();
+    assert_eq!(call["thoughtSignature"], "EpwICpkIAXLI-signature");
+    let response = &contents[2]["parts"][0]["functionResponse"];
+    assert_eq!(response["name"], "write_file");
+    assert_eq!(response["id"], call["functionCall"]["id"]);
+    assert!(
+        response["response"]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("Created hello.py")
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_gemini_key_is_an_authentication_error_naming_the_variable_to_set() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![],
+        require_api_key: Some("right".to_string()),
+    })
+    .await?;
+    let output = agent_host()
+        .args(["run", "hi", "--provider", "gemini"])
+        .env("GEMINI_BASE_URL", server.base_url())
+        .env("GEMINI_API_KEY", "wrong")
+        .output()
+        .await?;
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("authentication error (HTTP 400): API key not valid"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "the gemini endpoint ({}) rejected the request's credentials: check GEMINI_API_KEY",
+            server.base_url()
+        )),
+        "{message}"
+    );
+    assert_eq!(server.requests().len(), 1, "not retried");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limited_twice_then_answered_takes_exactly_three_requests() -> anyhow::Result<()> {
+    let limited = || {
+        let mut reply = scripted_llm::anthropic::error(429, "rate_limit_error", "slow down");
+        reply.headers.push(("retry-after".to_string(), "1".to_string()));
+        reply
+    };
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            limited(),
+            limited(),
+            scripted_llm::anthropic::message(&[text("finally")]),
+        ],
+        require_api_key: None,
+    })
+    .await?;
+    let started = std::time::Instant::now();
+    let output = agent_host()
+        .args(["run", "hi", "--provider", "anthropic", "--json"])
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .output()
+        .await?;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 3);
+    // The provider asked for 1 s twice: the retries waited for it.
+    assert!(started.elapsed() >= std::time::Duration::from_secs(2));
+    let warnings = stdout(&output)
+        .lines()
+        .filter(|l| l.contains("\"llm_retry\""))
+        .count();
+    assert_eq!(warnings, 2);
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! A scripted LLM server for tests and demos. It listens on 127.0.0.1, answers each request
 //! with the next scripted reply in a provider's real wire format (Anthropic Messages, OpenAI
-//! Responses and Chat Completions streaming), and records every request it received.
+//! Responses and Chat Completions, Gemini streaming), and records every request it received.
 
 pub mod anthropic;
 pub mod chat_completions;
+pub mod gemini;
 pub mod openai_responses;
 
 use axum::Router;
@@ -73,8 +74,8 @@ impl RecordedRequest {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Script {
     pub replies: Vec<Reply>,
-    /// If set, requests without this key (`x-api-key`, or `authorization: Bearer` for Chat
-    /// Completions) get the protocol's 401 error.
+    /// If set, requests without this key (in `x-api-key`, `authorization: Bearer` or
+    /// `x-goog-api-key`, as the API expects) get that API's authentication error.
     #[serde(default)]
     pub require_api_key: Option<String>,
 }
@@ -168,32 +169,53 @@ async fn handle(
         body: String::from_utf8_lossy(&body).into_owned(),
     };
     // Each protocol checks its own credential header and answers in its own envelope.
-    // OpenAI's APIs (Responses, Chat Completions) take a bearer key and answer in its envelope.
-    let chat = recorded.path.contains("/chat/completions") || recorded.path.contains("/responses");
-    let authorized = match &shared.require_api_key {
-        Some(key) if chat => recorded.header("authorization") == Some(format!("Bearer {key}").as_str()),
-        Some(key) => recorded.header("x-api-key") == Some(key.as_str()),
-        None => true,
+    // Each API checks its own credential header and answers in its own error envelope.
+    let api = if recorded.path.contains("/chat/completions") || recorded.path.contains("/responses") {
+        Api::OpenAi
+    } else if recorded.path.contains("GenerateContent") || recorded.path.contains("generateContent") {
+        Api::Gemini
+    } else {
+        Api::Anthropic
+    };
+    let authorized = match (&shared.require_api_key, api) {
+        (None, _) => true,
+        (Some(key), Api::OpenAi) => {
+            recorded.header("authorization") == Some(format!("Bearer {key}").as_str())
+        }
+        (Some(key), Api::Gemini) => recorded.header("x-goog-api-key") == Some(key.as_str()),
+        (Some(key), Api::Anthropic) => recorded.header("x-api-key") == Some(key.as_str()),
     };
     lock(&shared.requests).push(recorded);
-    let reply = match (authorized, chat) {
-        (true, _) => lock(&shared.replies).pop_front().unwrap_or_else(|| {
-            let message = "the scripted server has no more replies";
-            if chat {
-                chat_completions::error(500, "server_error", "exhausted", message)
-            } else {
-                anthropic::error(500, "api_error", message)
-            }
+    let exhausted = "the scripted server has no more replies";
+    let reply = match (authorized, api) {
+        (true, _) => lock(&shared.replies).pop_front().unwrap_or_else(|| match api {
+            Api::OpenAi => chat_completions::error(500, "server_error", "exhausted", exhausted),
+            Api::Gemini => gemini::error(500, "INTERNAL", exhausted),
+            Api::Anthropic => anthropic::error(500, "api_error", exhausted),
         }),
-        (false, true) => chat_completions::error(
+        (false, Api::OpenAi) => chat_completions::error(
             401,
             "invalid_request_error",
             "invalid_api_key",
             "Incorrect API key provided",
         ),
-        (false, false) => anthropic::error(401, "authentication_error", "invalid x-api-key"),
+        // Gemini answers a bad key with 400, not 401.
+        (false, Api::Gemini) => gemini::error(
+            400,
+            "INVALID_ARGUMENT",
+            "API key not valid. Please pass a valid API key.",
+        ),
+        (false, Api::Anthropic) => anthropic::error(401, "authentication_error", "invalid x-api-key"),
     };
     respond(reply)
+}
+
+/// Which provider API a request is for, by its path.
+#[derive(Debug, Clone, Copy)]
+enum Api {
+    Anthropic,
+    OpenAi,
+    Gemini,
 }
 
 fn respond(reply: Reply) -> Response {
