@@ -6,7 +6,7 @@ COMPONENT := target/agent-core.wasm
 export AGENT_CORE_COMPONENT := $(CURDIR)/$(COMPONENT)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test component host lint test-rust test-demo test-debian-route clean help
+.PHONY: run test component host lint test-rust test-demo test-debian-route clean help fuzz
 
 help:
 	@echo "make run   - run TASK in WORKDIR (scripted demo when no provider is configured)"
@@ -27,6 +27,12 @@ lint:
 	cargo fmt --all --check
 	cargo clippy --locked --workspace --all-targets -- -D warnings
 	scripts/wasm-cargo.sh clippy --release -- -D warnings
+	cargo fmt --manifest-path core-component/fuzz/Cargo.toml --check
+	cargo clippy --locked --manifest-path core-component/fuzz/Cargo.toml -- -D warnings
+
+## Fuzz the SSE decoder and every stream fold (FUZZ_SECONDS per target, default 60).
+fuzz:
+	scripts/fuzz.sh
 
 test-rust: component
 	cargo test --locked --workspace
