@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the SSE decoder and every stream fold with cargo-fuzz (libFuzzer), each target for
+# Fuzzes the SSE decoder, every stream fold and apply_patch with cargo-fuzz (libFuzzer), each target for
 # FUZZ_SECONDS (default 60), seeded with the recorded provider streams of ../shared when they
 # are there. cargo-fuzz is installed into .toolchain/ on first use; the stable toolchain runs
 # it with RUSTC_BOOTSTRAP=1 (it needs -Z sanitizer flags). A crash fails the script and leaves
@@ -16,12 +16,13 @@ export PATH="$tools/bin:$PATH" RUSTC_BOOTSTRAP=1
 cd "$root/core-component"
 shared="$root/../shared/conformance/wire"
 mkdir -p fuzz/logs
-for target in sse_decoder fold_anthropic fold_chat_completions fold_openai_responses fold_gemini; do
+for target in sse_decoder fold_anthropic fold_chat_completions fold_openai_responses fold_gemini apply_patch; do
     corpus="fuzz/corpus/$target"
     mkdir -p "$corpus"
     # The decoder is seeded with every provider's recordings, each fold with its own.
     case $target in
         fold_*) seeds=("$shared/${target#fold_}") ;;
+        apply_patch) seeds=("$shared/../apply_patch") ;;
         *) seeds=("$shared"/*/) ;;
     esac
     existing=()

@@ -53,6 +53,12 @@ impl FakeEnv {
             .insert(Self::key(path), contents.as_bytes().to_vec());
     }
 
+    /// Directories exist implicitly, as prefixes of stored files.
+    fn is_dir(&self, path: &str) -> bool {
+        let prefix = format!("{}/", Self::key(path).trim_end_matches('/'));
+        prefix != "/" && self.files.borrow().keys().any(|k| k.starts_with(&prefix))
+    }
+
     pub fn get(&self, path: &str) -> Option<String> {
         self.files
             .borrow()
@@ -103,8 +109,38 @@ impl Environment for FakeEnv {
         Ok(())
     }
 
+    fn delete_file(&self, path: &str) -> Result<(), FsError> {
+        if self.is_dir(path) {
+            return Err(FsError::IsDirectory(format!("{path} is a directory")));
+        }
+        self.files
+            .borrow_mut()
+            .remove(&Self::key(path))
+            .map(|_| ())
+            .ok_or_else(|| FsError::NotFound(format!("file not found: {path}")))
+    }
+
     fn file_exists(&self, path: &str) -> bool {
-        self.files.borrow().contains_key(&Self::key(path))
+        self.files.borrow().contains_key(&Self::key(path)) || self.is_dir(path)
+    }
+
+    fn stat(&self, path: &str) -> Result<FileStat, FsError> {
+        if self.is_dir(path) {
+            return Ok(FileStat {
+                kind: EntryKind::Directory,
+                size: 0,
+                modified_ms: 0,
+            });
+        }
+        let files = self.files.borrow();
+        let bytes = files
+            .get(&Self::key(path))
+            .ok_or_else(|| FsError::NotFound(format!("file not found: {path}")))?;
+        Ok(FileStat {
+            kind: EntryKind::File,
+            size: bytes.len() as u64,
+            modified_ms: 0,
+        })
     }
 
     fn working_directory(&self) -> String {

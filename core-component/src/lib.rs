@@ -7,6 +7,7 @@ pub mod events;
 pub mod history;
 pub mod llm;
 pub mod loop_detection;
+pub mod patch;
 pub mod ports;
 pub mod profile;
 pub mod session;
@@ -23,13 +24,22 @@ pub use config::{Limits, SessionConfig};
 pub use events::{Event, EventKind};
 pub use session::{AgentError, Session, SessionState, StopReason, SubmitOutcome};
 
-/// Runs one tool of a profile outside any session (the `run-tool` export).
+/// Runs one tool of a profile outside any session (the `run-tool` export). The provider
+/// `any` means the first profile that has the tool.
 pub fn run_tool(
     provider: &str,
     name: &str,
     arguments_json: &str,
     ports: &ports::Ports,
 ) -> Result<String, String> {
+    let provider = match provider {
+        "any" => profile::PROVIDERS
+            .iter()
+            .copied()
+            .find(|p| profile::builtin_registry(p).get(name).is_some())
+            .unwrap_or("anthropic"),
+        other => other,
+    };
     let mut config = SessionConfig::new(provider, "run-tool");
     config.validate()?;
     config.session_id = Some("run-tool".to_string());

@@ -30,6 +30,23 @@ pub enum FsError {
     Other(String),
 }
 
+/// What a path is (`types.entry-kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+/// Metadata of a path (`types.file-stat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    pub kind: EntryKind,
+    pub size: u64,
+    pub modified_ms: u64,
+}
+
 /// A byte range of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteRange {
@@ -97,8 +114,12 @@ pub trait Process {
 /// Files and processes (`execution-environment`).
 pub trait Environment {
     fn read_file(&self, path: &str, range: Option<ByteRange>) -> Result<Vec<u8>, FsError>;
+    /// Creates missing parent directories.
     fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError>;
+    /// Deletes a file; a directory is an error.
+    fn delete_file(&self, path: &str) -> Result<(), FsError>;
     fn file_exists(&self, path: &str) -> bool;
+    fn stat(&self, path: &str) -> Result<FileStat, FsError>;
     fn working_directory(&self) -> String;
     fn platform(&self) -> String;
     fn os_version(&self) -> String;

@@ -6,7 +6,9 @@ use crate::config::SessionConfig;
 use crate::llm::ToolDefinition;
 use crate::ports::Environment;
 use crate::tools::validation::SchemaValidator;
-use crate::tools::{CommandTool, RegisteredTool, Runner, ToolRegistry, read_file, shell, write_file};
+use crate::tools::{
+    CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, read_file, shell, write_file,
+};
 use std::rc::Rc;
 
 /// The profile ids a session may name.
@@ -32,7 +34,7 @@ impl Profile {
     /// The profile of a session: the provider's tools, filtered by the configuration, plus
     /// the host's tools.
     pub fn for_config(config: &SessionConfig) -> Self {
-        let mut registry = builtin_registry();
+        let mut registry = builtin_registry(&config.provider);
         if let Some(enabled) = &config.enabled_tools {
             for name in registry.names() {
                 if !enabled.contains(&name) {
@@ -76,8 +78,9 @@ impl Profile {
     }
 }
 
-/// The built-in tools every profile starts from.
-pub fn builtin_registry() -> ToolRegistry {
+/// The built-in tools of a profile: the shared core, plus apply_patch for the OpenAI
+/// profile (codex-family models are trained on it).
+pub fn builtin_registry(provider: &str) -> ToolRegistry {
     let mut registry = ToolRegistry::default();
     for (definition, runner) in [
         (read_file::definition(), Runner::Builtin(read_file::run)),
@@ -91,6 +94,12 @@ pub fn builtin_registry() -> ToolRegistry {
         ),
     ] {
         registry.register(RegisteredTool { definition, runner });
+    }
+    if provider == "openai" {
+        registry.register(RegisteredTool {
+            definition: apply_patch::definition(),
+            runner: Runner::Builtin(apply_patch::run),
+        });
     }
     registry
 }

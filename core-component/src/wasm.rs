@@ -74,8 +74,24 @@ impl ports::Environment for Env {
     fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), ports::FsError> {
         ee::write_file(path, contents).map_err(fs_error)
     }
+    fn delete_file(&self, path: &str) -> Result<(), ports::FsError> {
+        ee::delete_file(path).map_err(fs_error)
+    }
     fn file_exists(&self, path: &str) -> bool {
         ee::file_exists(path)
+    }
+    fn stat(&self, path: &str) -> Result<ports::FileStat, ports::FsError> {
+        let stat = ee::stat(path).map_err(fs_error)?;
+        Ok(ports::FileStat {
+            kind: match stat.kind {
+                types::EntryKind::File => ports::EntryKind::File,
+                types::EntryKind::Directory => ports::EntryKind::Directory,
+                types::EntryKind::Symlink => ports::EntryKind::Symlink,
+                types::EntryKind::Other => ports::EntryKind::Other,
+            },
+            size: stat.size,
+            modified_ms: stat.modified_ms,
+        })
     }
     fn working_directory(&self) -> String {
         ee::working_directory()

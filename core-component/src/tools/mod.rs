@@ -1,6 +1,7 @@
 //! Tools the model can call: the registry, how a call starts and finishes, argument
 //! helpers, and the built-in tools.
 
+pub mod apply_patch;
 pub mod read_file;
 pub mod shell;
 pub mod validation;

@@ -60,8 +60,9 @@ enum Command {
         args: String,
         #[arg(long)]
         cwd: Option<PathBuf>,
-        /// Provider profile whose tool set to use.
-        #[arg(long, default_value = "anthropic")]
+        /// Provider profile whose tool set to use (default: the first profile that has the
+        /// tool: anthropic, openai, gemini).
+        #[arg(long, default_value = "any")]
         provider: String,
     },
 }

@@ -310,3 +310,53 @@ async fn ctrl_c_aborts_gracefully_and_kills_the_running_command() -> anyhow::Res
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_patch_from_the_cli_changes_files_and_a_failed_patch_changes_none() -> anyhow::Result<()> {
+    let work = tempfile::tempdir()?;
+    std::fs::write(work.path().join("app.py"), "def main():\n    print('hi')\n")?;
+    std::fs::write(work.path().join("old.txt"), "bye\n")?;
+    let good = "*** Begin Patch\n*** Update File: app.py\n@@ def main():\n-    print('hi')\n+    print('hello')\n\
+                *** Delete File: old.txt\n*** Add File: docs/notes.md\n+# Notes\n*** End Patch\n";
+    let output = agent_host()
+        .args(["tool", "apply_patch", "--args"])
+        .arg(serde_json::json!({"patch": good}).to_string())
+        .arg("--cwd")
+        .arg(work.path())
+        .output()
+        .await?;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "Success. Updated the following files:\nM app.py\nD old.txt\nA docs/notes.md\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("app.py"))?,
+        "def main():\n    print('hello')\n"
+    );
+    assert!(!work.path().join("old.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("docs/notes.md"))?,
+        "# Notes\n"
+    );
+
+    // The second hunk cannot apply: nothing may change, not even the first hunk's file.
+    let before = std::fs::read(work.path().join("app.py"))?;
+    let bad = "*** Begin Patch\n*** Add File: created.txt\n+x\n*** Update File: app.py\n-no such line\n+y\n*** End Patch\n";
+    let output = agent_host()
+        .args(["tool", "apply_patch", "--args"])
+        .arg(serde_json::json!({"patch": bad}).to_string())
+        .arg("--cwd")
+        .arg(work.path())
+        .output()
+        .await?;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("failed to find the expected lines in app.py:\nno such line"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read(work.path().join("app.py"))?, before);
+    assert!(!work.path().join("created.txt").exists());
+    Ok(())
+}
