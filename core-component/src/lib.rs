@@ -3,6 +3,7 @@
 //! WebAssembly component whose only authority is its imports.
 
 pub mod config;
+pub mod edit_match;
 pub mod events;
 pub mod history;
 pub mod llm;

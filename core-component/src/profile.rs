@@ -7,7 +7,7 @@ use crate::llm::ToolDefinition;
 use crate::ports::Environment;
 use crate::tools::validation::SchemaValidator;
 use crate::tools::{
-    CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, read_file, shell, write_file,
+    CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, read_file, shell, write_file,
 };
 use std::rc::Rc;
 
@@ -78,8 +78,8 @@ impl Profile {
     }
 }
 
-/// The built-in tools of a profile: the shared core, plus apply_patch for the OpenAI
-/// profile (codex-family models are trained on it).
+/// The built-in tools of a profile: the shared core, plus the editing tool of the model
+/// family (apply_patch for OpenAI, edit_file for the others).
 pub fn builtin_registry(provider: &str) -> ToolRegistry {
     let mut registry = ToolRegistry::default();
     for (definition, runner) in [
@@ -95,12 +95,16 @@ pub fn builtin_registry(provider: &str) -> ToolRegistry {
     ] {
         registry.register(RegisteredTool { definition, runner });
     }
-    if provider == "openai" {
-        registry.register(RegisteredTool {
-            definition: apply_patch::definition(),
-            runner: Runner::Builtin(apply_patch::run),
-        });
-    }
+    // Each family edits the way it was trained to: codex with patches, Claude and Gemini
+    // with string replacement.
+    let (definition, run): (_, crate::tools::Executor) = match provider {
+        "openai" => (apply_patch::definition(), apply_patch::run),
+        _ => (edit_file::definition(), edit_file::run),
+    };
+    registry.register(RegisteredTool {
+        definition,
+        runner: Runner::Builtin(run),
+    });
     registry
 }
 

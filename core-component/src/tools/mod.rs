@@ -2,6 +2,7 @@
 //! helpers, and the built-in tools.
 
 pub mod apply_patch;
+pub mod edit_file;
 pub mod read_file;
 pub mod shell;
 pub mod validation;

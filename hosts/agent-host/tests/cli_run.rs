@@ -82,7 +82,7 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tool_names, ["read_file", "write_file", "shell"]);
+    assert_eq!(tool_names, ["read_file", "write_file", "shell", "edit_file"]);
 
     // The second request carries the write_file result, the third the shell output.
     let second = tool_results(&requests[1].json());

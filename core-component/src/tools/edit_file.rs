@@ -1,0 +1,88 @@
+//! `edit_file`: replace a string in a file (Claude Code's old_string / new_string), exact
+//! first, then through the fuzzy chain of `edit_match`; the result says which pass matched.
+
+use super::{ToolContext, required_str};
+use crate::edit_match::{self, Pass};
+use crate::llm::ToolDefinition;
+use serde_json::{Value, json};
+
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "edit_file".to_string(),
+        description: "Replace text in a file. old_string must match the file's text, including \
+            indentation; give enough surrounding lines to make it unique, or set replace_all to \
+            change every occurrence. Read the file first."
+            .to_string(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "Path of the file, absolute or relative to the working directory."},
+                "old_string": {"type": "string", "minLength": 1, "description": "The text to replace."},
+                "new_string": {"type": "string", "description": "The replacement text (different from old_string)."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
+    let path = required_str(args, "file_path")?;
+    let old = required_str(args, "old_string")?;
+    let new = required_str(args, "new_string")?;
+    let replace_all = args.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
+    if old == new {
+        return Err("old_string and new_string are the same: there is nothing to change".to_string());
+    }
+    let bytes = ctx.env.read_file(path, None).map_err(|e| e.to_string())?;
+    let content = String::from_utf8(bytes).map_err(|_| format!("{path} is not a UTF-8 text file"))?;
+    // Files with CRLF endings are matched as LF and written back with CRLF.
+    let crlf = content.contains("\r\n");
+    let content = if crlf {
+        content.replace("\r\n", "\n")
+    } else {
+        content
+    };
+    let old = old.replace("\r\n", "\n");
+    let Some((pass, regions)) = edit_match::find(&content, &old) else {
+        return Err(format!(
+            "old_string was not found in {path}, not even ignoring whitespace and indentation. \
+             Read the file again and copy the exact text to replace."
+        ));
+    };
+    if regions.len() > 1 && !replace_all {
+        let lines: Vec<String> = regions
+            .iter()
+            .map(|r| (content[..r.start].matches('\n').count() + 1).to_string())
+            .collect();
+        return Err(format!(
+            "old_string matches {} places in {path} (lines {}); add surrounding lines to make it \
+             unique, or set replace_all to change all of them",
+            regions.len(),
+            lines.join(", ")
+        ));
+    }
+    let mut updated = content.clone();
+    for region in regions.iter().rev() {
+        updated.replace_range(region.clone(), new);
+    }
+    let updated = if crlf {
+        updated.replace('\n', "\r\n")
+    } else {
+        updated
+    };
+    ctx.env
+        .write_file(path, updated.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let count = regions.len();
+    let noun = if count == 1 { "occurrence" } else { "occurrences" };
+    let how = match pass {
+        Pass::Exact => String::new(),
+        other => format!(
+            " (matched by the {} pass: the file's text differed from old_string)",
+            other.name()
+        ),
+    };
+    Ok(format!("Edited {path}: replaced {count} {noun}{how}"))
+}
