@@ -124,6 +124,94 @@ impl Environment for FakeEnv {
         self.files.borrow().contains_key(&Self::key(path)) || self.is_dir(path)
     }
 
+    fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
+        let prefix = match Self::key(path).trim_end_matches('/') {
+            "" | "." => String::new(),
+            dir => format!("{dir}/"),
+        };
+        let mut entries = std::collections::BTreeMap::new();
+        for (key, bytes) in self.files.borrow().iter() {
+            let Some(rest) = key.strip_prefix(&prefix) else {
+                continue;
+            };
+            let parts: Vec<&str> = rest.split('/').collect();
+            for level in 1..=parts.len().min(depth.max(1) as usize) {
+                let is_file = level == parts.len();
+                entries.entry(parts[..level].join("/")).or_insert(DirEntry {
+                    path: parts[..level].join("/"),
+                    kind: if is_file {
+                        EntryKind::File
+                    } else {
+                        EntryKind::Directory
+                    },
+                    size: if is_file { bytes.len() as u64 } else { 0 },
+                    depth: level as u32,
+                });
+            }
+        }
+        Ok(entries.into_values().collect())
+    }
+
+    /// Literal (substring) matching only: the fake has no regex engine.
+    fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
+        let fold = |s: &str| {
+            if options.case_insensitive {
+                s.to_lowercase()
+            } else {
+                s.to_string()
+            }
+        };
+        let needle = fold(&options.pattern);
+        let mut found = Vec::new();
+        for (path, bytes) in self.files.borrow().iter() {
+            if options
+                .glob_filter
+                .as_deref()
+                .is_some_and(|g| !fake_glob_match(g, path))
+            {
+                continue;
+            }
+            let text = String::from_utf8_lossy(bytes);
+            let hits: Vec<(usize, &str)> = text
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| fold(line).contains(&needle))
+                .collect();
+            match (options.output_mode, hits.len()) {
+                (_, 0) => {}
+                (GrepOutputMode::Content, _) => found.extend(hits.iter().map(|(i, line)| GrepMatch {
+                    path: path.clone(),
+                    line_number: *i as u32 + 1,
+                    line: line.to_string(),
+                })),
+                (GrepOutputMode::FilesWithMatches, _) => found.push(GrepMatch {
+                    path: path.clone(),
+                    line_number: 0,
+                    line: String::new(),
+                }),
+                (GrepOutputMode::Count, n) => found.push(GrepMatch {
+                    path: path.clone(),
+                    line_number: n as u32,
+                    line: String::new(),
+                }),
+            }
+        }
+        if options.max_results > 0 {
+            found.truncate(options.max_results as usize);
+        }
+        Ok(found)
+    }
+
+    fn glob(&self, pattern: &str, _path: Option<&str>) -> Result<Vec<String>, FsError> {
+        Ok(self
+            .files
+            .borrow()
+            .keys()
+            .filter(|k| fake_glob_match(pattern, k))
+            .cloned()
+            .collect())
+    }
+
     fn stat(&self, path: &str) -> Result<FileStat, FsError> {
         if self.is_dir(path) {
             return Ok(FileStat {
@@ -180,6 +268,14 @@ impl Environment for FakeEnv {
             chunks,
             result,
         }))
+    }
+}
+
+/// The fake's glob: `*.ext` / `**/*.ext` match by suffix, anything else must be equal.
+fn fake_glob_match(pattern: &str, path: &str) -> bool {
+    match pattern.trim_start_matches("**/").strip_prefix('*') {
+        Some(suffix) => path.ends_with(suffix),
+        None => pattern == path,
     }
 }
 

@@ -47,6 +47,45 @@ pub struct FileStat {
     pub modified_ms: u64,
 }
 
+/// One entry of a directory listing (`types.dir-entry`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// Relative to the listed directory, `/`-separated.
+    pub path: String,
+    pub kind: EntryKind,
+    pub size: u64,
+    /// 1 for direct children.
+    pub depth: u32,
+}
+
+/// What a grep returns per file (`types.grep-output-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrepOutputMode {
+    Content,
+    FilesWithMatches,
+    Count,
+}
+
+/// A content search (`types.grep-options`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepOptions {
+    pub pattern: String,
+    pub path: Option<String>,
+    pub glob_filter: Option<String>,
+    pub case_insensitive: bool,
+    pub fixed_strings: bool,
+    pub max_results: u32,
+    pub output_mode: GrepOutputMode,
+}
+
+/// One grep hit (`types.grep-match`); in count mode `line_number` is the count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepMatch {
+    pub path: String,
+    pub line_number: u32,
+    pub line: String,
+}
+
 /// A byte range of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteRange {
@@ -120,6 +159,11 @@ pub trait Environment {
     fn delete_file(&self, path: &str) -> Result<(), FsError>;
     fn file_exists(&self, path: &str) -> bool;
     fn stat(&self, path: &str) -> Result<FileStat, FsError>;
+    /// Sorted by path, down to `depth` levels, ignored entries left out.
+    fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError>;
+    fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError>;
+    /// Newest first, relative to the working directory.
+    fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError>;
     fn working_directory(&self) -> String;
     fn platform(&self) -> String;
     fn os_version(&self) -> String;

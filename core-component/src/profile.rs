@@ -7,7 +7,8 @@ use crate::llm::ToolDefinition;
 use crate::ports::Environment;
 use crate::tools::validation::SchemaValidator;
 use crate::tools::{
-    CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, read_file, shell, write_file,
+    CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, glob, grep, list_dir,
+    read_file, shell, write_file,
 };
 use std::rc::Rc;
 
@@ -105,6 +106,21 @@ pub fn builtin_registry(provider: &str) -> ToolRegistry {
         definition,
         runner: Runner::Builtin(run),
     });
+    registry.register(RegisteredTool {
+        definition: grep::definition(),
+        runner: Runner::Builtin(grep::run),
+    });
+    registry.register(RegisteredTool {
+        definition: glob::definition(),
+        runner: Runner::Builtin(glob::run),
+    });
+    // gemini-cli lists directories with its own tool.
+    if provider == "gemini" {
+        registry.register(RegisteredTool {
+            definition: list_dir::definition(),
+            runner: Runner::Builtin(list_dir::run),
+        });
+    }
     registry
 }
 

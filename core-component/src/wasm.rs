@@ -33,6 +33,15 @@ fn fs_error(e: types::FsError) -> ports::FsError {
     }
 }
 
+fn entry_kind(kind: types::EntryKind) -> ports::EntryKind {
+    match kind {
+        types::EntryKind::File => ports::EntryKind::File,
+        types::EntryKind::Directory => ports::EntryKind::Directory,
+        types::EntryKind::Symlink => ports::EntryKind::Symlink,
+        types::EntryKind::Other => ports::EntryKind::Other,
+    }
+}
+
 struct Process(ee::Process);
 
 impl ports::Process for Process {
@@ -80,15 +89,49 @@ impl ports::Environment for Env {
     fn file_exists(&self, path: &str) -> bool {
         ee::file_exists(path)
     }
+    fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<ports::DirEntry>, ports::FsError> {
+        Ok(ee::list_directory(path, depth)
+            .map_err(fs_error)?
+            .into_iter()
+            .map(|e| ports::DirEntry {
+                path: e.path,
+                kind: entry_kind(e.kind),
+                size: e.size,
+                depth: e.depth,
+            })
+            .collect())
+    }
+    fn grep(&self, options: &ports::GrepOptions) -> Result<Vec<ports::GrepMatch>, ports::FsError> {
+        let options = types::GrepOptions {
+            pattern: options.pattern.clone(),
+            path: options.path.clone(),
+            glob_filter: options.glob_filter.clone(),
+            case_insensitive: options.case_insensitive,
+            fixed_strings: options.fixed_strings,
+            max_results: options.max_results,
+            output_mode: match options.output_mode {
+                ports::GrepOutputMode::Content => types::GrepOutputMode::Content,
+                ports::GrepOutputMode::FilesWithMatches => types::GrepOutputMode::FilesWithMatches,
+                ports::GrepOutputMode::Count => types::GrepOutputMode::Count,
+            },
+        };
+        Ok(ee::grep(&options)
+            .map_err(fs_error)?
+            .into_iter()
+            .map(|m| ports::GrepMatch {
+                path: m.path,
+                line_number: m.line_number,
+                line: m.line,
+            })
+            .collect())
+    }
+    fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, ports::FsError> {
+        ee::glob(pattern, path).map_err(fs_error)
+    }
     fn stat(&self, path: &str) -> Result<ports::FileStat, ports::FsError> {
         let stat = ee::stat(path).map_err(fs_error)?;
         Ok(ports::FileStat {
-            kind: match stat.kind {
-                types::EntryKind::File => ports::EntryKind::File,
-                types::EntryKind::Directory => ports::EntryKind::Directory,
-                types::EntryKind::Symlink => ports::EntryKind::Symlink,
-                types::EntryKind::Other => ports::EntryKind::Other,
-            },
+            kind: entry_kind(stat.kind),
             size: stat.size,
             modified_ms: stat.modified_ms,
         })

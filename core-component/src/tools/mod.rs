@@ -3,6 +3,9 @@
 
 pub mod apply_patch;
 pub mod edit_file;
+pub mod glob;
+pub mod grep;
+pub mod list_dir;
 pub mod read_file;
 pub mod shell;
 pub mod validation;

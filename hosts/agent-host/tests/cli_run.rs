@@ -82,7 +82,10 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tool_names, ["read_file", "write_file", "shell", "edit_file"]);
+    assert_eq!(
+        tool_names,
+        ["read_file", "write_file", "shell", "edit_file", "grep", "glob"]
+    );
 
     // The second request carries the write_file result, the third the shell output.
     let second = tool_results(&requests[1].json());
@@ -358,5 +361,42 @@ async fn apply_patch_from_the_cli_changes_files_and_a_failed_patch_changes_none(
     );
     assert_eq!(std::fs::read(work.path().join("app.py"))?, before);
     assert!(!work.path().join("created.txt").exists());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_tools_work_from_the_cli_through_the_component() -> anyhow::Result<()> {
+    let work = tempfile::tempdir()?;
+    std::fs::create_dir_all(work.path().join("src/nested"))?;
+    std::fs::write(work.path().join("src/main.rs"), "fn main() {\n    helper();\n}\n")?;
+    std::fs::write(work.path().join("src/nested/lib.rs"), "pub fn helper() {}\n")?;
+    std::fs::write(work.path().join("README.md"), "# demo\n")?;
+    let run = |name: &'static str, args: serde_json::Value| {
+        let mut command = agent_host();
+        command
+            .args(["tool", name, "--args", &args.to_string(), "--cwd"])
+            .arg(work.path());
+        async move { command.output().await }
+    };
+    let grep = run(
+        "grep",
+        serde_json::json!({"pattern": "fn \\w+\\(", "glob": "*.rs"}),
+    )
+    .await?;
+    assert!(grep.status.success(), "{}", stderr(&grep));
+    assert_eq!(
+        stdout(&grep),
+        "src/main.rs:1:fn main() {\nsrc/nested/lib.rs:1:pub fn helper() {}\n"
+    );
+    let glob = run("glob", serde_json::json!({"pattern": "**/*.rs"})).await?;
+    let mut found: Vec<String> = stdout(&glob).lines().map(str::to_string).collect();
+    found.sort();
+    assert_eq!(found, ["src/main.rs", "src/nested/lib.rs"]);
+    let list = run("list_dir", serde_json::json!({"depth": 2})).await?;
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert_eq!(
+        stdout(&list),
+        "README.md (7 bytes)\nsrc/\n  main.rs (28 bytes)\n  nested/\n"
+    );
     Ok(())
 }

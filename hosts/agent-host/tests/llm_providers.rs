@@ -165,6 +165,16 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
     assert_eq!(requests.len(), 2);
     assert!(requests.iter().all(|r| r.path == "/v1/responses"));
     let first = requests[0].json();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["read_file", "write_file", "shell", "apply_patch", "grep", "glob"]
+    );
     assert_eq!(first["store"], false);
     assert_eq!(first["input"][0]["content"][0]["type"], "input_text");
     assert_eq!(first["tools"][0]["type"], "function");
@@ -228,7 +238,24 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
     }));
     let first = requests[0].json();
     assert!(first["systemInstruction"]["parts"][0]["text"].is_string());
-    assert_eq!(first["tools"][0]["functionDeclarations"][1]["name"], "write_file");
+    let tools: Vec<&str> = first["tools"][0]["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "write_file",
+            "shell",
+            "edit_file",
+            "grep",
+            "glob",
+            "list_dir"
+        ]
+    );
     // The model turn is replayed with the signature on its call; the result names the call.
     let contents = requests[1].json()["contents"]
         .as_array()
