@@ -13,6 +13,15 @@ use scripted_llm::chat_completions::message;
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::{Value, json};
 
+/// The `name` of each object of a JSON array (the tools of a request).
+fn names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect()
+}
+
 /// Runs the create-hello.py task with `--provider` in a fresh folder; checks that it
 /// succeeded and that the file has the right content.
 async fn create_hello(
@@ -165,14 +174,8 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
     assert_eq!(requests.len(), 2);
     assert!(requests.iter().all(|r| r.path == "/v1/responses"));
     let first = requests[0].json();
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        tools,
+        names(&first["tools"]),
         ["read_file", "write_file", "shell", "apply_patch", "grep", "glob"]
     );
     assert_eq!(first["store"], false);
@@ -238,14 +241,8 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
     }));
     let first = requests[0].json();
     assert!(first["systemInstruction"]["parts"][0]["text"].is_string());
-    let tools: Vec<&str> = first["tools"][0]["functionDeclarations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        tools,
+        names(&first["tools"][0]["functionDeclarations"]),
         [
             "read_file",
             "write_file",
