@@ -11,6 +11,7 @@ pub mod loop_detection;
 pub mod patch;
 pub mod ports;
 pub mod profile;
+pub mod prompt_context;
 pub mod session;
 pub mod tools;
 pub mod truncation;

@@ -5,6 +5,7 @@
 use crate::config::SessionConfig;
 use crate::llm::ToolDefinition;
 use crate::ports::Environment;
+use crate::prompt_context::PromptContext;
 use crate::tools::validation::SchemaValidator;
 use crate::tools::{
     CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, glob, grep, list_dir,
@@ -137,16 +138,50 @@ Working style:
 
 /// Assembles the system prompt: base instructions, environment context, then the user's
 /// instructions (highest precedence, last).
-pub fn system_prompt(config: &SessionConfig, env: &dyn Environment, now_ms: u64) -> String {
+pub fn system_prompt(
+    config: &SessionConfig,
+    env: &dyn Environment,
+    context: &PromptContext,
+    now_ms: u64,
+) -> String {
     let mut prompt = String::from(BASE_INSTRUCTIONS);
+    let git = context.git.as_ref();
     prompt.push_str(&format!(
-        "\n\n<environment>\nWorking directory: {}\nPlatform: {}\nOS version: {}\nToday's date: {}\nModel: {}\n</environment>",
+        "\n\n<environment>\nWorking directory: {}\nIs a git repository: {}\n{}Platform: {}\nOS version: {}\n\
+         Today's date: {}\nModel: {}\n</environment>",
         env.working_directory(),
+        if git.is_some() { "yes" } else { "no" },
+        git.and_then(|g| g.branch.as_ref())
+            .map(|b| format!("Git branch: {b}\n"))
+            .unwrap_or_default(),
         env.platform(),
         env.os_version(),
         civil_date(now_ms),
         config.model,
     ));
+    if let Some(git) = git.filter(|g| g.changed_files.is_some() || !g.recent_commits.is_empty()) {
+        prompt.push_str("\n\n<git_status>\n");
+        if let Some(changed) = git.changed_files {
+            prompt.push_str(&format!("Files with uncommitted changes: {changed}\n"));
+        }
+        if !git.recent_commits.is_empty() {
+            prompt.push_str("Recent commits:\n");
+            for commit in &git.recent_commits {
+                prompt.push_str(&format!("  {commit}\n"));
+            }
+        }
+        prompt.push_str("</git_status>");
+    }
+    if !context.project_docs.is_empty() {
+        prompt.push_str(
+            "\n\n<project_instructions>\nInstructions from the project's files; deeper files take \
+             precedence over the ones above them.\n",
+        );
+        for (path, text) in &context.project_docs {
+            prompt.push_str(&format!("\n## {path}\n{text}\n"));
+        }
+        prompt.push_str("</project_instructions>");
+    }
     if let Some(instructions) = config
         .user_instructions
         .as_deref()

@@ -12,6 +12,7 @@ use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, Retry
 use crate::loop_detection::LoopDetector;
 use crate::ports::{Interruption, Ports};
 use crate::profile::{self, Profile};
+use crate::prompt_context::{self, PromptContext};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -96,6 +97,9 @@ pub struct Session {
     loop_detector: LoopDetector,
     /// Whether the 80 % context warning was given (it is given once per crossing).
     context_warned: bool,
+    /// Git snapshot and project docs, gathered at the first input (not saved: a restored
+    /// session gathers them again).
+    prompt_context: Option<PromptContext>,
 }
 
 /// How one pass of the loop ended.
@@ -159,6 +163,7 @@ impl Session {
             retry_policy: RetryPolicy::default(),
             loop_detector: LoopDetector::default(),
             context_warned: false,
+            prompt_context: None,
         }
     }
 
@@ -266,6 +271,12 @@ impl Session {
 
     fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
         self.state = SessionState::Processing;
+        if self.prompt_context.is_none() {
+            self.prompt_context = Some(prompt_context::gather(
+                self.ports.env.as_ref(),
+                &self.config.provider,
+            ));
+        }
         self.history.push(Turn::User {
             content: input.to_string(),
             timestamp_ms: self.now(),
@@ -469,7 +480,12 @@ impl Session {
     fn call_model(&self) -> Result<crate::llm::Response, (LlmError, bool)> {
         let request = Request {
             model: self.config.model.clone(),
-            system: profile::system_prompt(&self.config, self.ports.env.as_ref(), self.now()),
+            system: profile::system_prompt(
+                &self.config,
+                self.ports.env.as_ref(),
+                self.prompt_context.as_ref().unwrap_or(&PromptContext::default()),
+                self.now(),
+            ),
             messages: to_messages(&self.history),
             tools: self.profile.tools(),
             max_tokens: self

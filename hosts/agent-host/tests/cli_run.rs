@@ -44,6 +44,8 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
     })
     .await?;
     let work = tempfile::tempdir()?;
+    std::fs::write(work.path().join("CLAUDE.md"), "Claude notes.")?;
+    std::fs::write(work.path().join("GEMINI.md"), "Gemini notes.")?;
     let output = agent_host()
         .args(["run", "Create hello.py that prints Hello", "--cwd"])
         .arg(work.path())
@@ -86,6 +88,9 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         tool_names,
         ["read_file", "write_file", "shell", "edit_file", "grep", "glob"]
     );
+    let system = first["system"][0]["text"].as_str().unwrap();
+    assert!(system.contains("<environment>") && system.contains("Claude notes."));
+    assert!(!system.contains("Gemini notes."));
 
     // The second request carries the write_file result, the third the shell output.
     let second = tool_results(&requests[1].json());

@@ -13,6 +13,22 @@ use scripted_llm::chat_completions::message;
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::{Value, json};
 
+/// The system prompt has the environment block and exactly the profile's project docs.
+fn assert_prompt_for(system: &str, own_notes: &str) {
+    assert!(
+        system.contains("<environment>") && system.contains("Working directory: "),
+        "{system}"
+    );
+    assert!(system.contains("Shared agent notes."), "{system}");
+    for notes in ["Claude notes.", "Gemini notes.", "Codex notes."] {
+        assert_eq!(
+            system.contains(notes),
+            notes == own_notes,
+            "{notes} in:\n{system}"
+        );
+    }
+}
+
 /// The `name` of each object of a JSON array (the tools of a request).
 fn names(list: &Value) -> Vec<&str> {
     list.as_array()
@@ -29,6 +45,12 @@ async fn create_hello(
     provider: &str,
 ) -> anyhow::Result<std::process::Output> {
     let work = tempfile::tempdir()?;
+    // Every profile's instruction file is there; each profile must pick its own.
+    std::fs::write(work.path().join("AGENTS.md"), "Shared agent notes.")?;
+    std::fs::write(work.path().join("CLAUDE.md"), "Claude notes.")?;
+    std::fs::write(work.path().join("GEMINI.md"), "Gemini notes.")?;
+    std::fs::create_dir_all(work.path().join(".codex"))?;
+    std::fs::write(work.path().join(".codex/instructions.md"), "Codex notes.")?;
     let output = command
         .args([
             "run",
@@ -88,6 +110,7 @@ async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> 
     );
     let first = requests[0].json();
     assert_eq!(first["model"], "qwen3-coder");
+    assert_prompt_for(first["messages"][0]["content"].as_str().unwrap(), "Codex notes.");
     assert_eq!(first["stream"], true);
     let second = requests[1].json();
     let tool_message = second["messages"]
@@ -178,6 +201,7 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
         names(&first["tools"]),
         ["read_file", "write_file", "shell", "apply_patch", "grep", "glob"]
     );
+    assert_prompt_for(first["instructions"].as_str().unwrap(), "Codex notes.");
     assert_eq!(first["store"], false);
     assert_eq!(first["input"][0]["content"][0]["type"], "input_text");
     assert_eq!(first["tools"][0]["type"], "function");
@@ -240,7 +264,10 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
             && r.header("x-goog-api-key") == Some("g-key")
     }));
     let first = requests[0].json();
-    assert!(first["systemInstruction"]["parts"][0]["text"].is_string());
+    assert_prompt_for(
+        first["systemInstruction"]["parts"][0]["text"].as_str().unwrap(),
+        "Gemini notes.",
+    );
     assert_eq!(
         names(&first["tools"][0]["functionDeclarations"]),
         [

@@ -1,0 +1,163 @@
+//! What the system prompt learns about the project once per session (section 6): the git
+//! snapshot and the project's instruction files, read through the execution environment.
+
+use crate::ports::{Environment, SpawnRequest};
+
+/// Budget of all project instruction files together, marker included.
+pub const PROJECT_DOCS_BUDGET: usize = 32 * 1024;
+const TRUNCATED: &str = "\n[... project instructions truncated at 32 KB ...]";
+
+/// The repository state at session start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitSnapshot {
+    pub root: String,
+    pub branch: Option<String>,
+    /// Paths with uncommitted changes (from `git status --porcelain`), if git could run.
+    pub changed_files: Option<usize>,
+    pub recent_commits: Vec<String>,
+}
+
+/// The project facts of the system prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptContext {
+    pub git: Option<GitSnapshot>,
+    /// `(path, contents)` of each instruction file, root first, within the budget.
+    pub project_docs: Vec<(String, String)>,
+}
+
+/// The instruction files a profile reads besides AGENTS.md.
+fn profile_doc(provider: &str) -> &'static str {
+    match provider {
+        "openai" => ".codex/instructions.md",
+        "gemini" => "GEMINI.md",
+        _ => "CLAUDE.md",
+    }
+}
+
+/// Gathers the context for a session of `provider`.
+pub fn gather(env: &dyn Environment, provider: &str) -> PromptContext {
+    let cwd = env.working_directory();
+    let ancestors = ancestors(&cwd);
+    let git_root = ancestors
+        .iter()
+        .find(|dir| env.file_exists(&join(dir, ".git")))
+        .cloned();
+    // Instruction files from the repository root (or the working directory) down.
+    let top = git_root.clone().unwrap_or_else(|| cwd.clone());
+    let mut dirs: Vec<&String> = ancestors
+        .iter()
+        .take_while(|dir| dir.len() >= top.len())
+        .collect();
+    dirs.reverse();
+    let mut docs = Vec::new();
+    let mut used = 0;
+    'dirs: for dir in dirs {
+        for name in ["AGENTS.md", profile_doc(provider)] {
+            let path = join(dir, name);
+            let Ok(bytes) = env.read_file(&path, None) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes).trim().to_string();
+            if text.is_empty() {
+                continue;
+            }
+            let room = PROJECT_DOCS_BUDGET.saturating_sub(used + path.len());
+            if text.len() + TRUNCATED.len() > room {
+                let mut cut = room.saturating_sub(TRUNCATED.len());
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                docs.push((path, format!("{}{TRUNCATED}", &text[..cut])));
+                break 'dirs;
+            }
+            used += path.len() + text.len();
+            docs.push((path, text));
+        }
+    }
+    PromptContext {
+        git: git_root.map(|root| git_snapshot(env, root)),
+        project_docs: docs,
+    }
+}
+
+/// `dir` and its parents, nearest first.
+fn ancestors(dir: &str) -> Vec<String> {
+    let trimmed = dir.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return vec!["/".to_string()];
+    }
+    let mut out = vec![trimmed.to_string()];
+    let mut current = out[0].clone();
+    while let Some(i) = current.rfind('/') {
+        current.truncate(i);
+        out.push(if current.is_empty() {
+            "/".to_string()
+        } else {
+            current.clone()
+        });
+        if current.is_empty() {
+            break;
+        }
+    }
+    out.retain(|d| !d.is_empty());
+    out.dedup();
+    out
+}
+
+fn join(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
+}
+
+/// Branch from `.git/HEAD`; changes and recent commits from git itself when the
+/// environment can run it (a browser cannot: those are left out).
+fn git_snapshot(env: &dyn Environment, root: String) -> GitSnapshot {
+    let branch = env
+        .read_file(&join(&root, ".git/HEAD"), None)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .map(|head| match head.strip_prefix("ref: refs/heads/") {
+            Some(branch) => branch.to_string(),
+            None => format!("(detached at {})", head.chars().take(12).collect::<String>()),
+        });
+    let mut snapshot = GitSnapshot {
+        root: root.clone(),
+        branch,
+        ..GitSnapshot::default()
+    };
+    let script = "git status --porcelain 2>/dev/null | wc -l; echo '--- commits'; \
+                  git log --oneline -n 5 2>/dev/null";
+    let Ok(mut process) = env.spawn(SpawnRequest {
+        command: script.to_string(),
+        working_dir: Some(root),
+        timeout_ms: 5_000,
+        env: Vec::new(),
+    }) else {
+        return snapshot;
+    };
+    while process.read_output().is_some() {}
+    let result = process.wait();
+    if result.exit_code != 0 || result.timed_out {
+        return snapshot;
+    }
+    if let Some((count, commits)) = result.stdout.split_once("--- commits") {
+        snapshot.changed_files = count.trim().parse().ok();
+        snapshot.recent_commits = commits
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    snapshot
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ancestors_go_up_to_the_root() {
+        assert_eq!(ancestors("/a/b/c"), ["/a/b/c", "/a/b", "/a", "/"]);
+        assert_eq!(ancestors("/"), ["/"]);
+    }
+}
