@@ -363,6 +363,9 @@ fn apply_partial_arg(args: &mut Value, arg: &Value) {
     }
 }
 
+/// How far past an array's end a streamed argument may land.
+const MAX_INDEX_GAP: usize = 1_024;
+
 /// The value at `path`, creating objects, arrays and array slots on the way.
 fn path_slot<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     let mut rest = path.strip_prefix('$')?;
@@ -386,6 +389,11 @@ fn path_slot<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
                 *slot = json!([]);
             }
             let array = slot.as_array_mut()?;
+            // Elements arrive in order; an index far past the end is garbage, and filling
+            // the gap could exhaust memory (found by fuzzing).
+            if index > array.len() + MAX_INDEX_GAP {
+                return None;
+            }
             if array.len() <= index {
                 array.resize(index + 1, Value::Null);
             }
@@ -475,5 +483,16 @@ mod tests {
             args,
             json!({"recipe": {"steps": [null, "Bake it"], "ingredients": [{"amount": 2}], "vegan": false}})
         );
+    }
+
+    #[test]
+    fn an_absurd_array_index_is_ignored_not_allocated() {
+        let mut args = json!({});
+        apply_partial_arg(
+            &mut args,
+            &json!({"jsonPath": "$.a[18446744073709551615]", "stringValue": "x"}),
+        );
+        apply_partial_arg(&mut args, &json!({"jsonPath": "$.b[5000000]", "numberValue": 1}));
+        assert_eq!(args, json!({"a": [], "b": []}));
     }
 }
