@@ -9,7 +9,7 @@ use crate::prompt_context::PromptContext;
 use crate::tools::validation::SchemaValidator;
 use crate::tools::{
     CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, glob, grep, list_dir,
-    read_file, shell, write_file,
+    read_file, read_many_files, shell, write_file,
 };
 use std::rc::Rc;
 
@@ -115,11 +115,15 @@ pub fn builtin_registry(provider: &str) -> ToolRegistry {
         definition: glob::definition(),
         runner: Runner::Builtin(glob::run),
     });
-    // gemini-cli lists directories with its own tool.
+    // gemini-cli lists directories and reads several files with tools of its own.
     if provider == "gemini" {
         registry.register(RegisteredTool {
             definition: list_dir::definition(),
             runner: Runner::Builtin(list_dir::run),
+        });
+        registry.register(RegisteredTool {
+            definition: read_many_files::definition(),
+            runner: Runner::Builtin(read_many_files::run),
         });
     }
     registry
@@ -136,6 +140,33 @@ Working style:
 - When a tool returns an error, read it, correct the call and try again instead of giving up.
 - When the task is complete, answer with text only (no tool call).";
 
+/// How each model family is told to explore and edit, in the terms of its own tools.
+fn editing_guidance(provider: &str) -> &'static str {
+    match provider {
+        "openai" => {
+            "\
+Editing: change files with apply_patch. Each patch starts with '*** Begin Patch' and ends with \
+'*** End Patch'; use '*** Update File:' with '@@' context lines, '-' for removed and '+' for added \
+lines, '*** Add File:' for new files and '*** Delete File:' to remove one. Keep about 3 lines of \
+context around each change. If a patch fails, nothing was changed: read the file and send a \
+corrected patch. Search with grep and glob before reading whole files."
+        }
+        "gemini" => {
+            "\
+Editing: change files with edit_file, copying old_string exactly from what read_file showed \
+(without the line-number prefix) with enough lines to be unique. Explore with list_dir, glob and \
+grep, and read related files together with read_many_files before making changes."
+        }
+        _ => {
+            "\
+Editing: change files with edit_file, copying old_string exactly from what read_file showed \
+(without the line-number prefix) with enough surrounding lines to be unique, or set replace_all. \
+Use write_file only for new files or complete rewrites. Search with grep and glob rather than \
+listing directories with the shell."
+        }
+    }
+}
+
 /// Assembles the system prompt: base instructions, environment context, then the user's
 /// instructions (highest precedence, last).
 pub fn system_prompt(
@@ -145,6 +176,8 @@ pub fn system_prompt(
     now_ms: u64,
 ) -> String {
     let mut prompt = String::from(BASE_INSTRUCTIONS);
+    prompt.push_str("\n\n");
+    prompt.push_str(editing_guidance(&config.provider));
     let git = context.git.as_ref();
     prompt.push_str(&format!(
         "\n\n<environment>\nWorking directory: {}\nIs a git repository: {}\n{}Platform: {}\nOS version: {}\n\

@@ -1,5 +1,5 @@
-//! Section 3.3 of the spec: edit_file, exact and fuzzy, through a session's tool round over
-//! in-memory fakes.
+//! Section 3.3 of the spec: edit_file, exact and fuzzy (and read_many_files of the Gemini
+//! profile), through a session's tool round over in-memory fakes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
@@ -104,4 +104,41 @@ fn crlf_files_keep_their_line_endings() {
     );
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(file.unwrap(), "a\r\nc\r\n");
+}
+
+#[test]
+fn read_many_files_shows_each_file_under_a_header_and_expands_globs() {
+    let env = FakeEnv::default();
+    env.put("src/a.rs", "fn a() {}\n");
+    env.put("src/b.rs", "fn b() {}");
+    env.put("notes.txt", "notes\n");
+    let mut config = SessionConfig::new("gemini", "m");
+    config.protocol = agent_core::llm::WireProtocol::AnthropicMessages;
+    let mut h = Harness::with(
+        env,
+        config,
+        vec![
+            tool_reply(&[(
+                "r1",
+                "read_many_files",
+                json!({"paths": ["*.rs", "notes.txt", "missing.txt"]}),
+            )]),
+            text_reply("done"),
+        ],
+    );
+    // The fake server speaks Anthropic's protocol whatever the profile.
+    h.session.submit("read").unwrap_or_else(|e| panic!("{e}"));
+    let result = &h.tool_results(1)[0];
+    let text = result["content"].as_str().unwrap();
+    assert_eq!(result["is_error"], false);
+    assert!(
+        text.starts_with(
+            "--- src/a.rs ---\nfn a() {}\n--- src/b.rs ---\nfn b() {}\n--- notes.txt ---\nnotes\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("--- missing.txt ---\n[could not read: file not found: missing.txt]"),
+        "{text}"
+    );
 }

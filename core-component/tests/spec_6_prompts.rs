@@ -94,3 +94,13 @@ fn project_docs_stay_within_32_kb_with_a_marker() {
     assert!(docs.len() <= 32 * 1024 + 16, "{} bytes", docs.len());
     assert!(!prompt.contains("never reached"));
 }
+
+#[test]
+fn each_profile_is_told_to_edit_with_its_own_tool() {
+    let openai = system_prompt("openai", FakeEnv::default());
+    assert!(openai.contains("change files with apply_patch") && openai.contains("*** Begin Patch"));
+    let anthropic = system_prompt("anthropic", FakeEnv::default());
+    assert!(anthropic.contains("change files with edit_file") && !anthropic.contains("apply_patch"));
+    let gemini = system_prompt("gemini", FakeEnv::default());
+    assert!(gemini.contains("read_many_files") && !gemini.contains("apply_patch"));
+}

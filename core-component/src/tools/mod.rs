@@ -7,6 +7,7 @@ pub mod glob;
 pub mod grep;
 pub mod list_dir;
 pub mod read_file;
+pub mod read_many_files;
 pub mod shell;
 pub mod validation;
 pub mod write_file;

@@ -277,7 +277,8 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
             "edit_file",
             "grep",
             "glob",
-            "list_dir"
+            "list_dir",
+            "read_many_files"
         ]
     );
     // The model turn is replayed with the signature on its call; the result names the call.
