@@ -57,11 +57,10 @@ impl Profile {
             "anthropic" => 120_000,
             _ => config.limits.default_command_timeout_ms,
         };
-        // All three reference agents run a response's independent tool calls concurrently.
-        let (supports_parallel_tool_calls, context_window_size) = match config.provider.as_str() {
-            "openai" => (true, 272_000),
-            "gemini" => (true, 1_048_576),
-            _ => (true, 200_000),
+        let context_window_size = match config.provider.as_str() {
+            "openai" => 272_000,
+            "gemini" => 1_048_576,
+            _ => 200_000,
         };
         let validator = Rc::new(SchemaValidator::new(&registry.definitions()));
         Self {
@@ -69,7 +68,8 @@ impl Profile {
             registry,
             default_command_timeout_ms,
             default_max_output_tokens: 8_192,
-            supports_parallel_tool_calls: config.parallel_tool_calls.unwrap_or(supports_parallel_tool_calls),
+            // All three reference agents run a response's independent calls concurrently.
+            supports_parallel_tool_calls: config.parallel_tool_calls.unwrap_or(true),
             context_window_size: config.context_window_size.unwrap_or(context_window_size),
             validator,
         }

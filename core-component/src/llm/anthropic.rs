@@ -293,7 +293,7 @@ impl StreamFold {
                     signature: None,
                     id,
                     name,
-                    arguments: parse_arguments(&json),
+                    arguments: super::parse_tool_arguments(&json),
                 });
             }
             OpenBlock::Ignored => {}
@@ -319,15 +319,6 @@ impl StreamFold {
             usage: self.usage,
         }
     }
-}
-
-/// Tool arguments: the concatenated JSON, `{}` when empty, the raw text (a string value)
-/// when it does not parse, so validation can tell the model what went wrong.
-fn parse_arguments(json: &str) -> Value {
-    if json.trim().is_empty() {
-        return json!({});
-    }
-    serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_string()))
 }
 
 /// Usage fields present in an event replace earlier values: each is a snapshot.

@@ -260,7 +260,7 @@ impl StreamFold {
                 signature: None,
                 id,
                 name: call.name,
-                arguments: parse_arguments(&call.arguments),
+                arguments: super::parse_tool_arguments(&call.arguments),
             });
         }
         let message = Message {
@@ -284,13 +284,6 @@ fn reasoning_field(value: &Value) -> Option<&str> {
         .as_str()
         .or_else(|| value["reasoning"].as_str())
         .filter(|s| !s.is_empty())
-}
-
-fn parse_arguments(json: &str) -> Value {
-    if json.trim().is_empty() {
-        return json!({});
-    }
-    serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_string()))
 }
 
 fn usage(value: &Value) -> Usage {
@@ -344,6 +337,21 @@ pub fn parse_response(body: &Value) -> Result<Response, LlmError> {
     Ok(fold.into_response(&mut |_| {}))
 }
 
+/// The class of an OpenAI error code (shared by Chat Completions and Responses, in HTTP
+/// errors and in-stream failures alike); `None` for codes that say nothing about it.
+pub(crate) fn kind_of_code(code: &str) -> Option<ErrorKind> {
+    Some(match code {
+        "context_length_exceeded" => ErrorKind::ContextLength,
+        "rate_limit_exceeded" => ErrorKind::RateLimit,
+        // Billing limits: retrying does not help.
+        "insufficient_quota" | "usage_not_included" => ErrorKind::PermissionDenied,
+        "invalid_api_key" => ErrorKind::Authentication,
+        "invalid_prompt" => ErrorKind::InvalidRequest,
+        "server_is_overloaded" | "slow_down" => ErrorKind::Overloaded,
+        _ => return None,
+    })
+}
+
 /// Classifies an error from its HTTP status and body: OpenAI's envelope
 /// `{"error":{"message","type","code"}}` (code a string, or an integer status with vLLM and
 /// OpenRouter), the flat `{"object":"error",...}` of older servers, llama.cpp's
@@ -369,19 +377,13 @@ pub fn error_from_body(status: Option<u16>, body: &Value, retry_after_ms: Option
         .and_then(|n| u16::try_from(n).ok());
     let status = status.or(numeric);
     let lower = message.to_ascii_lowercase();
-    let kind = if code == "context_length_exceeded"
-        || kind_name == "exceed_context_size_error"
+    let kind = if let Some(kind) = kind_of_code(&code) {
+        kind
+    } else if kind_name == "exceed_context_size_error"
         || lower.contains("maximum context length")
         || lower.contains("context size")
     {
         ErrorKind::ContextLength
-    } else if code == "insufficient_quota" {
-        // A billing limit: retrying does not help.
-        ErrorKind::PermissionDenied
-    } else if code == "invalid_api_key" {
-        ErrorKind::Authentication
-    } else if code == "rate_limit_exceeded" {
-        ErrorKind::RateLimit
     } else {
         match status {
             Some(status) => ErrorKind::from_status(status),

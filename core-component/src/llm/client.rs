@@ -221,7 +221,7 @@ fn http_error(protocol: WireProtocol, status: u16, response: &mut dyn HttpRespon
             WireProtocol::ChatCompletions => chat_completions::error_from_body(Some(status), &value, retry),
             WireProtocol::OpenaiResponses => openai_responses::error_from_body(Some(status), &value, retry),
             WireProtocol::Gemini => gemini::error_from_body(Some(status), &value, retry),
-            _ => anthropic::error_from_body(Some(status), &value, retry),
+            WireProtocol::AnthropicMessages => anthropic::error_from_body(Some(status), &value, retry),
         },
         Err(_) => LlmError {
             kind: ErrorKind::from_status(status),

@@ -13,6 +13,15 @@ pub mod types;
 
 pub use client::LlmClient;
 
+/// Tool-call arguments as streamed (concatenated JSON text): `{}` when empty, the raw text
+/// as a string value when it does not parse, so validation can tell the model what went wrong.
+pub(crate) fn parse_tool_arguments(json: &str) -> serde_json::Value {
+    if json.trim().is_empty() {
+        return serde_json::json!({});
+    }
+    serde_json::from_str(json).unwrap_or_else(|_| serde_json::Value::String(json.to_string()))
+}
+
 /// Headers of a JSON request answered with an event stream (the OpenAI APIs; credentials are
 /// the host's business).
 pub(crate) fn json_stream_headers() -> Vec<(String, String)> {

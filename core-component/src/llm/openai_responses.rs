@@ -238,12 +238,7 @@ impl StreamFold {
             "function_call" => {
                 let id = item["call_id"].as_str().unwrap_or_default().to_string();
                 emit(StreamEvent::ToolCallEnd { id: id.clone() });
-                let raw = item["arguments"].as_str().unwrap_or_default();
-                let arguments = if raw.trim().is_empty() {
-                    json!({})
-                } else {
-                    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
-                };
+                let arguments = super::parse_tool_arguments(item["arguments"].as_str().unwrap_or_default());
                 self.parts.push(ContentPart::ToolCall {
                     signature: None,
                     id,
@@ -313,14 +308,12 @@ pub fn error_from_body(status: Option<u16>, body: &Value, retry_after_ms: Option
 /// Classifies a failure reported inside the stream by its code.
 fn classify(code: Option<&str>, message: Option<&str>) -> LlmError {
     let message = message.unwrap_or("the response failed").to_string();
-    let kind = match code.unwrap_or_default() {
-        "context_length_exceeded" => ErrorKind::ContextLength,
-        "rate_limit_exceeded" => ErrorKind::RateLimit,
-        "insufficient_quota" | "usage_not_included" => ErrorKind::PermissionDenied,
-        "invalid_prompt" | "invalid_request_error" => ErrorKind::InvalidRequest,
-        "server_is_overloaded" | "slow_down" => ErrorKind::Overloaded,
+    let code = code.unwrap_or_default();
+    let kind = chat_completions::kind_of_code(code).unwrap_or(match code {
+        // An `error` event without a code falls back to its type.
+        "invalid_request_error" => ErrorKind::InvalidRequest,
         _ => ErrorKind::Server,
-    };
+    });
     LlmError {
         kind,
         retry_after_ms: retry_hint(&message),

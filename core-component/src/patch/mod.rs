@@ -6,7 +6,6 @@ mod parser;
 mod seek;
 
 pub use parser::{Chunk, Hunk, parse};
-pub use seek::Pass;
 
 use crate::ports::{EntryKind, Environment, FsError};
 use std::collections::BTreeMap;

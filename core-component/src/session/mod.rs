@@ -183,14 +183,9 @@ impl Session {
         &self.config
     }
 
-    /// Takes effect on the next LLM call, even mid-input.
+    /// Takes effect on the next LLM call.
     pub fn set_reasoning_effort(&mut self, effort: Option<ReasoningEffort>) {
         self.config.reasoning_effort = effort;
-    }
-
-    /// Replaces the retry policy of LLM calls (tests use short delays).
-    pub fn set_retry_policy(&mut self, policy: RetryPolicy) {
-        self.retry_policy = policy;
     }
 
     pub fn history_json(&self) -> String {
