@@ -35,6 +35,7 @@ fuzz:
 	scripts/fuzz.sh
 
 test-rust: component
+	scripts/ensure-sshd.sh
 	cargo test --locked --workspace
 
 ## make run's no-key path must keep working: run it with every provider variable unset.

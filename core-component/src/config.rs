@@ -61,6 +61,12 @@ pub struct SessionConfig {
     /// Overrides the profile's choice of running tool calls concurrently.
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
+    /// Overrides the catalog's answer to "does the model accept images".
+    #[serde(default)]
+    pub image_input: Option<bool>,
+    /// Overrides the catalog's knowledge cutoff shown in the environment block.
+    #[serde(default)]
+    pub knowledge_cutoff: Option<String>,
 }
 
 impl SessionConfig {
@@ -89,6 +95,8 @@ impl SessionConfig {
             session_id: None,
             context_window_size: None,
             parallel_tool_calls: None,
+            image_input: None,
+            knowledge_cutoff: None,
         }
     }
 

@@ -53,6 +53,10 @@ impl FakeEnv {
             .insert(Self::key(path), contents.as_bytes().to_vec());
     }
 
+    pub fn put_bytes(&self, path: &str, contents: &[u8]) {
+        self.files.borrow_mut().insert(Self::key(path), contents.to_vec());
+    }
+
     /// Directories exist implicitly, as prefixes of stored files.
     fn is_dir(&self, path: &str) -> bool {
         let prefix = format!("{}/", Self::key(path).trim_end_matches('/'));

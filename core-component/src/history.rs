@@ -1,6 +1,6 @@
 //! Conversation turns (section 2.4 of the spec) and their conversion to LLM messages.
 
-use crate::llm::{ContentPart, Message, Role, Usage};
+use crate::llm::{ContentPart, ImageData, Message, Role, Usage};
 use serde::{Deserialize, Serialize};
 
 /// The outcome of one tool call, as the model will see it.
@@ -9,6 +9,9 @@ pub struct ToolResult {
     pub tool_call_id: String,
     pub content: String,
     pub is_error: bool,
+    /// Images the tool returned (never truncated; each counts as a fixed size for context).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageData>,
 }
 
 /// One entry of the history.
@@ -60,6 +63,7 @@ pub fn to_messages(history: &[Turn]) -> Vec<Message> {
                         tool_call_id: r.tool_call_id.clone(),
                         content: r.content.clone(),
                         is_error: r.is_error,
+                        images: r.images.clone(),
                     })
                     .collect(),
             },

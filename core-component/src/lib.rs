@@ -8,6 +8,7 @@ pub mod events;
 pub mod history;
 pub mod llm;
 pub mod loop_detection;
+pub mod model_catalog;
 pub mod patch;
 pub mod ports;
 pub mod profile;
@@ -38,7 +39,7 @@ pub fn run_tool(
         "any" => profile::PROVIDERS
             .iter()
             .copied()
-            .find(|p| profile::builtin_registry(p).get(name).is_some())
+            .find(|p| profile::builtin_registry(p, 0).get(name).is_some())
             .unwrap_or("anthropic"),
         other => other,
     };
@@ -66,6 +67,10 @@ pub fn run_tool(
         session_id: "run-tool",
         default_timeout_ms: profile.default_command_timeout_ms,
         max_timeout_ms: config.limits.max_command_timeout_ms,
+        // Outside a session there is no model to show an image to; the text says what it is.
+        images_supported: true,
     };
-    tools::start(tool, &arguments, &ctx).finish(&mut |_, _| {})
+    tools::start(tool, &arguments, &ctx)
+        .finish(&mut |_, _| {})
+        .map(|output| output.text)
 }

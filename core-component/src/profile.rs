@@ -4,6 +4,7 @@
 
 use crate::config::SessionConfig;
 use crate::llm::ToolDefinition;
+use crate::model_catalog::{self, ModelInfo};
 use crate::ports::Environment;
 use crate::prompt_context::PromptContext;
 use crate::tools::validation::SchemaValidator;
@@ -16,7 +17,7 @@ use std::rc::Rc;
 /// The profile ids a session may name.
 pub const PROVIDERS: [&str; 3] = ["anthropic", "openai", "gemini"];
 
-/// A provider profile.
+/// A provider profile: its tools, its system prompt and what its model can do.
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub id: String,
@@ -24,19 +25,33 @@ pub struct Profile {
     /// Default shell timeout of this profile (Claude Code: 120 s; codex: 10 s).
     pub default_command_timeout_ms: u64,
     pub default_max_output_tokens: u32,
+    /// The catalog's entry for the session's model, if it is a known one.
+    pub model_info: Option<ModelInfo>,
+    /// Whether a reasoning effort may be sent (models without reasoning reject it).
+    pub supports_reasoning: bool,
+    /// Every adapter streams; the flag is here because the spec's interface names it.
+    pub supports_streaming: bool,
     /// Whether a response's several tool calls may run at once.
     pub supports_parallel_tool_calls: bool,
+    /// Whether read_file may hand the model images.
+    pub supports_images: bool,
     /// Tokens the profile's models accept (for the 80 % context warning).
     pub context_window_size: u64,
+    /// The model's knowledge cutoff, for the environment block.
+    pub knowledge_cutoff: Option<String>,
     /// The compiled argument schemas of the registry's tools.
     pub validator: Rc<SchemaValidator>,
 }
 
 impl Profile {
     /// The profile of a session: the provider's tools, filtered by the configuration, plus
-    /// the host's tools.
+    /// the host's tools; capabilities from the model catalog, overridden by the configuration.
     pub fn for_config(config: &SessionConfig) -> Self {
-        let mut registry = builtin_registry(&config.provider);
+        let default_command_timeout_ms = match config.provider.as_str() {
+            "anthropic" => 120_000,
+            _ => config.limits.default_command_timeout_ms,
+        };
+        let mut registry = builtin_registry(&config.provider, default_command_timeout_ms);
         if let Some(enabled) = &config.enabled_tools {
             for name in registry.names() {
                 if !enabled.contains(&name) {
@@ -53,12 +68,9 @@ impl Profile {
                 runner: Runner::Host,
             });
         }
-        let default_command_timeout_ms = match config.provider.as_str() {
-            "anthropic" => 120_000,
-            _ => config.limits.default_command_timeout_ms,
-        };
-        let context_window_size = match config.provider.as_str() {
-            "openai" => 272_000,
+        let model_info = model_catalog::get_model_info(&config.model);
+        let profile_window = match config.provider.as_str() {
+            "openai" => 400_000,
             "gemini" => 1_048_576,
             _ => 200_000,
         };
@@ -68,9 +80,21 @@ impl Profile {
             registry,
             default_command_timeout_ms,
             default_max_output_tokens: 8_192,
+            supports_reasoning: model_info.as_ref().is_none_or(|m| m.supports_reasoning),
+            supports_streaming: true,
             // All three reference agents run a response's independent calls concurrently.
             supports_parallel_tool_calls: config.parallel_tool_calls.unwrap_or(true),
-            context_window_size: config.context_window_size.unwrap_or(context_window_size),
+            supports_images: config
+                .image_input
+                .unwrap_or_else(|| model_info.as_ref().is_none_or(|m| m.supports_vision)),
+            context_window_size: config
+                .context_window_size
+                .unwrap_or_else(|| model_info.as_ref().map_or(profile_window, |m| m.context_window)),
+            knowledge_cutoff: config
+                .knowledge_cutoff
+                .clone()
+                .or_else(|| model_info.as_ref().and_then(|m| m.knowledge_cutoff.clone())),
+            model_info,
             validator,
         }
     }
@@ -78,17 +102,50 @@ impl Profile {
     pub fn tools(&self) -> Vec<ToolDefinition> {
         self.registry.definitions()
     }
+
+    /// The model's name for people: the catalog's display name and the id, or the id.
+    pub fn model_display_name(&self, model: &str) -> String {
+        match &self.model_info {
+            Some(info) if info.id == model => info.display_name.clone(),
+            Some(info) => format!("{} ({model})", info.display_name),
+            None => model.to_string(),
+        }
+    }
+
+    /// What the profile is, for hosts: capabilities, tools and the model's catalog entry.
+    pub fn describe(&self, model: &str) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "model": model,
+            "model_display_name": self.model_display_name(model),
+            "knowledge_cutoff": self.knowledge_cutoff,
+            "supports_reasoning": self.supports_reasoning,
+            "supports_streaming": self.supports_streaming,
+            "supports_parallel_tool_calls": self.supports_parallel_tool_calls,
+            "supports_images": self.supports_images,
+            "context_window_size": self.context_window_size,
+            "default_command_timeout_ms": self.default_command_timeout_ms,
+            "tools": self.tools(),
+        })
+    }
+}
+
+/// A tool whose output is text only, as an `Executor`.
+macro_rules! text {
+    ($run:path) => {
+        |args, ctx| $run(args, ctx).map(crate::tools::ToolOutput::from)
+    };
 }
 
 /// The built-in tools of a profile: the shared core, plus the editing tool of the model
 /// family (apply_patch for OpenAI, edit_file for the others).
-pub fn builtin_registry(provider: &str) -> ToolRegistry {
+pub fn builtin_registry(provider: &str, default_command_timeout_ms: u64) -> ToolRegistry {
     let mut registry = ToolRegistry::default();
     for (definition, runner) in [
         (read_file::definition(), Runner::Builtin(read_file::run)),
-        (write_file::definition(), Runner::Builtin(write_file::run)),
+        (write_file::definition(), Runner::Builtin(text!(write_file::run))),
         (
-            shell::definition(),
+            shell::definition(default_command_timeout_ms),
             Runner::Command(CommandTool {
                 prepare: shell::prepare,
                 report: shell::report,
@@ -100,8 +157,8 @@ pub fn builtin_registry(provider: &str) -> ToolRegistry {
     // Each family edits the way it was trained to: codex with patches, Claude and Gemini
     // with string replacement.
     let (definition, run): (_, crate::tools::Executor) = match provider {
-        "openai" => (apply_patch::definition(), apply_patch::run),
-        _ => (edit_file::definition(), edit_file::run),
+        "openai" => (apply_patch::definition(), text!(apply_patch::run)),
+        _ => (edit_file::definition(), text!(edit_file::run)),
     };
     registry.register(RegisteredTool {
         definition,
@@ -109,88 +166,61 @@ pub fn builtin_registry(provider: &str) -> ToolRegistry {
     });
     registry.register(RegisteredTool {
         definition: grep::definition(),
-        runner: Runner::Builtin(grep::run),
+        runner: Runner::Builtin(text!(grep::run)),
     });
     registry.register(RegisteredTool {
         definition: glob::definition(),
-        runner: Runner::Builtin(glob::run),
+        runner: Runner::Builtin(text!(glob::run)),
     });
     // gemini-cli lists directories and reads several files with tools of its own.
     if provider == "gemini" {
         registry.register(RegisteredTool {
             definition: list_dir::definition(),
-            runner: Runner::Builtin(list_dir::run),
+            runner: Runner::Builtin(text!(list_dir::run)),
         });
         registry.register(RegisteredTool {
             definition: read_many_files::definition(),
-            runner: Runner::Builtin(read_many_files::run),
+            runner: Runner::Builtin(text!(read_many_files::run)),
         });
     }
     registry
 }
 
-const BASE_INSTRUCTIONS: &str = "\
-You are a coding agent working in the user's project through tools. You read files, change \
-them and run commands until the task is done, then reply with a short summary of what you did.
-
-Working style:
-- Read a file before changing it, and keep changes minimal and in the style of the code around them.
-- Prefer changing existing files over creating new ones; create files only when the task needs them.
-- Use the shell tool for builds, tests and inspecting the project; check that your change works.
-- When a tool returns an error, read it, correct the call and try again instead of giving up.
-- When the task is complete, answer with text only (no tool call).";
-
-/// How each model family is told to explore and edit, in the terms of its own tools.
-fn editing_guidance(provider: &str) -> &'static str {
+/// Each family's base prompt, in the terms of its reference agent's tools: codex-rs for
+/// OpenAI, Claude Code for Anthropic, gemini-cli for Gemini (spec 6.2).
+fn base_instructions(provider: &str) -> &'static str {
     match provider {
-        "openai" => {
-            "\
-Editing: change files with apply_patch. Each patch starts with '*** Begin Patch' and ends with \
-'*** End Patch'; use '*** Update File:' with '@@' context lines, '-' for removed and '+' for added \
-lines, '*** Add File:' for new files and '*** Delete File:' to remove one. Keep about 3 lines of \
-context around each change. If a patch fails, nothing was changed: read the file and send a \
-corrected patch. Search with grep and glob before reading whole files."
-        }
-        "gemini" => {
-            "\
-Editing: change files with edit_file, copying old_string exactly from what read_file showed \
-(without the line-number prefix) with enough lines to be unique. Explore with list_dir, glob and \
-grep, and read related files together with read_many_files before making changes."
-        }
-        _ => {
-            "\
-Editing: change files with edit_file, copying old_string exactly from what read_file showed \
-(without the line-number prefix) with enough surrounding lines to be unique, or set replace_all. \
-Use write_file only for new files or complete rewrites. Search with grep and glob rather than \
-listing directories with the shell."
-        }
+        "openai" => include_str!("../prompts/openai.md"),
+        "gemini" => include_str!("../prompts/gemini.md"),
+        _ => include_str!("../prompts/anthropic.md"),
     }
 }
 
-/// Assembles the system prompt: base instructions, environment context, then the user's
+/// Assembles the system prompt (spec 6.1): the provider's base instructions, the
+/// environment block, the git snapshot, the project's instruction files, then the user's
 /// instructions (highest precedence, last).
 pub fn system_prompt(
     config: &SessionConfig,
+    profile: &Profile,
     env: &dyn Environment,
     context: &PromptContext,
     now_ms: u64,
 ) -> String {
-    let mut prompt = String::from(BASE_INSTRUCTIONS);
-    prompt.push_str("\n\n");
-    prompt.push_str(editing_guidance(&config.provider));
+    let mut prompt = String::from(base_instructions(&config.provider).trim_end());
     let git = context.git.as_ref();
     prompt.push_str(&format!(
-        "\n\n<environment>\nWorking directory: {}\nIs a git repository: {}\n{}Platform: {}\nOS version: {}\n\
-         Today's date: {}\nModel: {}\n</environment>",
+        "\n\n<environment>\nWorking directory: {}\nIs git repository: {}\n{}Platform: {}\nOS version: {}\n\
+         Today's date: {}\nModel: {}\nKnowledge cutoff: {}\n</environment>",
         env.working_directory(),
-        if git.is_some() { "yes" } else { "no" },
+        git.is_some(),
         git.and_then(|g| g.branch.as_ref())
             .map(|b| format!("Git branch: {b}\n"))
             .unwrap_or_default(),
         env.platform(),
         env.os_version(),
         civil_date(now_ms),
-        config.model,
+        profile.model_display_name(&config.model),
+        profile.knowledge_cutoff.as_deref().unwrap_or("unknown"),
     ));
     if let Some(git) = git.filter(|g| g.changed_files.is_some() || !g.recent_commits.is_empty()) {
         prompt.push_str("\n\n<git_status>\n");

@@ -388,6 +388,8 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
         session_id: c.session_id,
         context_window_size: c.context_window_tokens,
         parallel_tool_calls: c.parallel_tool_calls,
+        image_input: c.image_input,
+        knowledge_cutoff: c.knowledge_cutoff,
     }
 }
 
@@ -503,6 +505,13 @@ impl api::GuestSession for SessionResource {
 
     fn snapshot(&self) -> String {
         self.with(|s| s.snapshot()).unwrap_or_default()
+    }
+
+    fn describe(&self) -> String {
+        match self.with(Session::describe) {
+            Ok(Ok(description)) => description.to_string(),
+            Ok(Err(e)) | Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
+        }
     }
 
     fn close(&self) {

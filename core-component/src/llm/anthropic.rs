@@ -115,7 +115,17 @@ fn block(part: &ContentPart) -> Value {
             tool_call_id,
             content,
             is_error,
+            images,
         } => {
+            let content = if images.is_empty() {
+                json!(content)
+            } else {
+                let mut blocks = vec![json!({"type": "text", "text": content})];
+                blocks.extend(images.iter().map(|image| {
+                    json!({"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data_base64}})
+                }));
+                Value::Array(blocks)
+            };
             json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": content, "is_error": is_error})
         }
         ContentPart::Thinking { text, signature, .. } => {

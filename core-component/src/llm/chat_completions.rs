@@ -80,16 +80,30 @@ fn convert(message: &Message) -> Vec<Value> {
         }
         Role::User => {
             let mut text = String::new();
+            // A `tool` message holds text only, so a tool's images follow in a user message.
+            let mut pictures = Vec::new();
             for part in &message.parts {
                 match part {
                     ContentPart::ToolResult {
                         tool_call_id,
                         content,
+                        images,
                         ..
-                    } => out.push(json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})),
+                    } => {
+                        out.push(json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}));
+                        if !images.is_empty() {
+                            pictures.push(json!({"type": "text", "text": format!("Images returned by tool call {tool_call_id}:")}));
+                            pictures.extend(images.iter().map(
+                                |image| json!({"type": "image_url", "image_url": {"url": image.data_url()}}),
+                            ));
+                        }
+                    }
                     ContentPart::Text { text: t, .. } => text.push_str(t),
                     _ => {}
                 }
+            }
+            if !pictures.is_empty() {
+                out.push(json!({"role": "user", "content": pictures}));
             }
             if !text.is_empty() {
                 out.push(json!({"role": "user", "content": text}));

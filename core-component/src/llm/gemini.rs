@@ -123,6 +123,7 @@ fn content(message: &Message, names: &HashMap<&str, &str>) -> Option<Value> {
                 tool_call_id,
                 content,
                 is_error,
+                ..
             } => {
                 let name = names.get(tool_call_id.as_str()).copied().unwrap_or_default();
                 let response = if *is_error {
@@ -133,6 +134,21 @@ fn content(message: &Message, names: &HashMap<&str, &str>) -> Option<Value> {
                 Some(json!({"functionResponse": {"id": tool_call_id, "name": name, "response": response}}))
             }
         })
+        .chain(
+            // A tool's images travel as inline data after the function responses, as
+            // gemini-cli sends them (older models take no media inside a functionResponse).
+            message
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    ContentPart::ToolResult { images, .. } => Some(images),
+                    _ => None,
+                })
+                .flatten()
+                .map(
+                    |image| json!({"inlineData": {"mimeType": image.media_type, "data": image.data_base64}}),
+                ),
+        )
         .collect();
     (!parts.is_empty()).then(|| json!({"role": role, "parts": parts}))
 }

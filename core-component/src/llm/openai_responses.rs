@@ -87,9 +87,23 @@ fn input_items(message: &Message) -> Vec<Value> {
             ContentPart::ToolResult {
                 tool_call_id,
                 content,
+                images,
                 ..
-            } => items
-                .push(json!({"type": "function_call_output", "call_id": tool_call_id, "output": content})),
+            } => {
+                let output = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut parts = vec![json!({"type": "input_text", "text": content})];
+                    parts.extend(
+                        images
+                            .iter()
+                            .map(|image| json!({"type": "input_image", "image_url": image.data_url()})),
+                    );
+                    Value::Array(parts)
+                };
+                items
+                    .push(json!({"type": "function_call_output", "call_id": tool_call_id, "output": output}));
+            }
         }
     }
     items

@@ -29,10 +29,13 @@ pub enum ContentPart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
+    /// `images`: pictures the tool returned (read_file on an image), for multimodal models.
     ToolResult {
         tool_call_id: String,
         content: String,
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageData>,
     },
     /// Visible reasoning. `signature` must be sent back verbatim: Anthropic's signature, or
     /// OpenAI's `encrypted_content` of the reasoning item `id`.
@@ -45,6 +48,20 @@ pub enum ContentPart {
     },
     /// Reasoning the provider encrypted; round-tripped as is.
     RedactedThinking { data: String },
+}
+
+/// An image sent to the model: its MIME type and its bytes in standard base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    pub media_type: String,
+    pub data_base64: String,
+}
+
+impl ImageData {
+    /// The image as a `data:` URL (OpenAI's form).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data_base64)
+    }
 }
 
 /// A message of the conversation sent to the model.

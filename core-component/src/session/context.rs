@@ -52,6 +52,10 @@ fn provider_reported_tokens(usage: &Usage) -> Option<u64> {
 
 /// Size of everything the model is sent from the history, in bytes: close to characters
 /// for code, and the heuristic (1 token ~ 4 characters) is rough anyway.
+/// What an image weighs in the estimate: about 1,600 tokens, what Anthropic and OpenAI bill
+/// for a picture near their default size limit, at the estimate's four characters a token.
+const IMAGE_CHARS: usize = 6_400;
+
 pub(super) fn history_chars(history: &[Turn]) -> u64 {
     let chars: usize = history
         .iter()
@@ -59,14 +63,19 @@ pub(super) fn history_chars(history: &[Turn]) -> u64 {
             Turn::User { content, .. } | Turn::Steering { content, .. } | Turn::System { content, .. } => {
                 content.len()
             }
-            Turn::ToolResults { results, .. } => results.iter().map(|r| r.content.len()).sum(),
+            Turn::ToolResults { results, .. } => results
+                .iter()
+                .map(|r| r.content.len() + r.images.len() * IMAGE_CHARS)
+                .sum(),
             Turn::Assistant { message, .. } => message
                 .parts
                 .iter()
                 .map(|part| match part {
                     ContentPart::Text { text, .. } | ContentPart::Thinking { text, .. } => text.len(),
                     ContentPart::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
-                    ContentPart::ToolResult { content, .. } => content.len(),
+                    ContentPart::ToolResult { content, images, .. } => {
+                        content.len() + images.len() * IMAGE_CHARS
+                    }
                     ContentPart::RedactedThinking { data } => data.len(),
                 })
                 .sum(),

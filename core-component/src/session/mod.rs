@@ -264,14 +264,35 @@ impl Session {
         outcome.ok_or_else(|| AgentError::Internal("no input was processed".to_string()))
     }
 
-    fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
-        self.state = SessionState::Processing;
+    /// The project's git snapshot and instruction files, read once per session (spec 6.4).
+    fn gather_prompt_context(&mut self) {
         if self.prompt_context.is_none() {
             self.prompt_context = Some(prompt_context::gather(
                 self.ports.env.as_ref(),
                 &self.config.provider,
             ));
         }
+    }
+
+    /// The profile as this session uses it: capabilities, tools and the system prompt the
+    /// next request will carry, as a JSON object.
+    pub fn describe(&mut self) -> Result<Value, AgentError> {
+        self.config.validate().map_err(AgentError::InvalidConfig)?;
+        self.gather_prompt_context();
+        let mut description = self.profile.describe(&self.config.model);
+        description["system_prompt"] = json!(profile::system_prompt(
+            &self.config,
+            &self.profile,
+            self.ports.env.as_ref(),
+            self.prompt_context.as_ref().unwrap_or(&PromptContext::default()),
+            self.now(),
+        ));
+        Ok(description)
+    }
+
+    fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
+        self.state = SessionState::Processing;
+        self.gather_prompt_context();
         self.history.push(Turn::User {
             content: input.to_string(),
             timestamp_ms: self.now(),
@@ -477,6 +498,7 @@ impl Session {
             model: self.config.model.clone(),
             system: profile::system_prompt(
                 &self.config,
+                &self.profile,
                 self.ports.env.as_ref(),
                 self.prompt_context.as_ref().unwrap_or(&PromptContext::default()),
                 self.now(),
@@ -487,7 +509,11 @@ impl Session {
                 .config
                 .max_output_tokens
                 .unwrap_or(self.profile.default_max_output_tokens),
-            reasoning_effort: self.config.reasoning_effort,
+            // A model without reasoning rejects the parameter; the catalog knows which.
+            reasoning_effort: self
+                .config
+                .reasoning_effort
+                .filter(|_| self.profile.supports_reasoning),
             provider_options: self.config.provider_options.clone(),
         };
         let host = self.ports.host.clone();

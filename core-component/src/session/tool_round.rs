@@ -81,6 +81,7 @@ impl Session {
             session_id: &self.id,
             default_timeout_ms: self.profile.default_command_timeout_ms,
             max_timeout_ms: self.config.limits.max_command_timeout_ms,
+            images_supported: self.profile.supports_images,
         };
         match tools::start(tool, &call.arguments, &ctx) {
             Started::Done(Err(error)) => Started::Done(Err(format!("Tool error ({}): {error}", call.name))),
@@ -100,15 +101,23 @@ impl Session {
         let (max_chars, max_lines) = self.config.output_limits(&call.name);
         match started.finish(&mut on_output) {
             Ok(output) => {
-                let content = truncation::truncate_tool_output(&output, &call.name, max_chars, max_lines);
-                self.emit(
-                    EventKind::ToolCallEnd,
-                    json!({"call_id": call.id, "tool_name": call.name, "output": output}),
-                );
+                let content =
+                    truncation::truncate_tool_output(&output.text, &call.name, max_chars, max_lines);
+                let mut data = json!({"call_id": call.id, "tool_name": call.name, "output": output.text});
+                if !output.images.is_empty() {
+                    // Hosts learn what was shown to the model; the pixels stay in the history.
+                    data["images"] = output
+                        .images
+                        .iter()
+                        .map(|image| json!({"media_type": image.media_type, "base64_chars": image.data_base64.len()}))
+                        .collect();
+                }
+                self.emit(EventKind::ToolCallEnd, data);
                 ToolResult {
                     tool_call_id: call.id.clone(),
                     content,
                     is_error: false,
+                    images: output.images,
                 }
             }
             Err(error) => {
@@ -121,6 +130,7 @@ impl Session {
                     tool_call_id: call.id.clone(),
                     content,
                     is_error: true,
+                    images: Vec::new(),
                 }
             }
         }

@@ -12,7 +12,7 @@ pub mod shell;
 pub mod validation;
 pub mod write_file;
 
-use crate::llm::ToolDefinition;
+use crate::llm::{ImageData, ToolDefinition};
 use crate::ports::{Environment, ExecResult, HostTools, OutputStream, Process, SpawnRequest};
 use serde_json::Value;
 
@@ -25,11 +25,29 @@ pub struct ToolContext<'a> {
     pub default_timeout_ms: u64,
     /// Upper bound of any command's timeout.
     pub max_timeout_ms: u64,
+    /// Whether the model reads images (the profile's `supports_images`).
+    pub images_supported: bool,
+}
+
+/// What a tool returns to the model: text, and images for multimodal models.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub images: Vec<ImageData>,
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            images: Vec::new(),
+        }
+    }
 }
 
 /// A built-in tool's implementation: the arguments, already checked to be an object.
 /// `Err` becomes an `is_error` tool result the model can recover from.
-pub type Executor = fn(&Value, &ToolContext<'_>) -> Result<String, String>;
+pub type Executor = fn(&Value, &ToolContext<'_>) -> Result<ToolOutput, String>;
 
 /// A tool that runs one process. It is split in two so that a round's commands can all be
 /// started before any is waited for: parallel tool calls then really run at once.
@@ -59,7 +77,7 @@ pub struct RegisteredTool {
 
 /// A tool call after its start: finished already, or a process still running.
 pub enum Started {
-    Done(Result<String, String>),
+    Done(Result<ToolOutput, String>),
     Running(RunningCommand),
 }
 
@@ -83,10 +101,10 @@ impl RunningCommand {
 
 impl Started {
     /// Runs a started call to its end.
-    pub fn finish(self, on_output: &mut dyn FnMut(OutputStream, &str)) -> Result<String, String> {
+    pub fn finish(self, on_output: &mut dyn FnMut(OutputStream, &str)) -> Result<ToolOutput, String> {
         match self {
             Self::Done(outcome) => outcome,
-            Self::Running(command) => Ok(command.finish(on_output)),
+            Self::Running(command) => Ok(command.finish(on_output).into()),
         }
     }
 }
@@ -96,11 +114,11 @@ impl Started {
 pub fn start(tool: &RegisteredTool, arguments: &Value, ctx: &ToolContext<'_>) -> Started {
     match tool.runner {
         Runner::Builtin(run) => Started::Done(run(arguments, ctx)),
-        Runner::Host => Started::Done(ctx.host_tools.call(
-            ctx.session_id,
-            &tool.definition.name,
-            &arguments.to_string(),
-        )),
+        Runner::Host => Started::Done(
+            ctx.host_tools
+                .call(ctx.session_id, &tool.definition.name, &arguments.to_string())
+                .map(ToolOutput::from),
+        ),
         Runner::Command(command) => {
             let request = match (command.prepare)(arguments, ctx) {
                 Ok(request) => request,

@@ -1,19 +1,24 @@
 //! `read_file`: line-numbered file contents with offset and limit.
 
-use super::{ToolContext, optional_u64, required_str};
-use crate::llm::ToolDefinition;
+use super::{ToolContext, ToolOutput, optional_u64, required_str};
+use crate::llm::{ImageData, ToolDefinition};
+use base64::Engine;
 use serde_json::{Value, json};
 
 const DEFAULT_LIMIT: u64 = 2_000;
 /// Bytes inspected for NUL to tell binary from text.
 const BINARY_SNIFF: usize = 8_192;
+/// Largest image sent: its base64 form stays within the 5 MB that Anthropic accepts, the
+/// strictest of the three providers.
+const MAX_IMAGE_BYTES: usize = 3_750_000;
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "read_file".to_string(),
         description:
             "Read a file from the filesystem. Returns line-numbered content in \"NNN | content\" format. \
-                      Use offset and limit to page through large files."
+                      Use offset and limit to page through large files. Images (PNG, JPEG, GIF, WebP) \
+                      are returned as images for you to look at."
                 .to_string(),
         parameters: json!({
             "type": "object",
@@ -28,18 +33,65 @@ pub fn definition() -> ToolDefinition {
     }
 }
 
-pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
+pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<ToolOutput, String> {
     let path = required_str(args, "file_path")?;
     let offset = optional_u64(args, "offset")?.unwrap_or(1).max(1);
     let limit = optional_u64(args, "limit")?.unwrap_or(DEFAULT_LIMIT).max(1);
     let bytes = ctx.env.read_file(path, None).map_err(|e| e.to_string())?;
+    if let Some(media_type) = image_type(&bytes) {
+        return image(path, media_type, &bytes, ctx.images_supported);
+    }
+    numbered_lines(path, &bytes, offset, limit).map(ToolOutput::from)
+}
+
+/// An image file as image content, when the model can see it.
+fn image(path: &str, media_type: &str, bytes: &[u8], supported: bool) -> Result<ToolOutput, String> {
+    let size = bytes.len();
+    if !supported {
+        return Err(format!(
+            "{path} is an image ({media_type}, {size} bytes) and this model does not accept images"
+        ));
+    }
+    if size > MAX_IMAGE_BYTES {
+        return Err(format!(
+            "{path} is an image ({media_type}) of {size} bytes, more than the {MAX_IMAGE_BYTES} bytes \
+             that can be sent to the model; make a smaller copy with the shell (e.g. ImageMagick's \
+             `convert -resize`) and read that"
+        ));
+    }
+    Ok(ToolOutput {
+        text: format!("Image {path} ({media_type}, {size} bytes) is attached."),
+        images: vec![ImageData {
+            media_type: media_type.to_string(),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }],
+    })
+}
+
+/// The image formats all three providers accept, told by their signatures rather than by
+/// the file's name.
+fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+fn numbered_lines(path: &str, bytes: &[u8], offset: u64, limit: u64) -> Result<String, String> {
     if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
         return Err(format!(
             "{path} is a binary file ({} bytes); read_file only shows text",
             bytes.len()
         ));
     }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(bytes);
     if text.is_empty() {
         return Ok(format!("({path} is empty)"));
     }

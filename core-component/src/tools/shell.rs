@@ -5,12 +5,17 @@ use crate::llm::ToolDefinition;
 use crate::ports::{ExecResult, SpawnRequest};
 use serde_json::{Value, json};
 
-pub fn definition() -> ToolDefinition {
+/// The shell tool as a profile offers it: the description names the profile's default
+/// timeout, which the model needs to know to ask for more.
+pub fn definition(default_timeout_ms: u64) -> ToolDefinition {
     ToolDefinition {
         name: "shell".to_string(),
-        description: "Execute a shell command (bash) in the working directory. Returns stdout, stderr, \
-                      the exit code and the duration. Commands are killed after the timeout."
-            .to_string(),
+        description: format!(
+            "Execute a shell command (bash) in the working directory. Returns stdout, stderr, \
+             the exit code and the duration. Commands are killed after {} seconds unless \
+             timeout_ms says otherwise.",
+            default_timeout_ms / 1000
+        ),
         parameters: json!({
             "type": "object",
             "properties": {

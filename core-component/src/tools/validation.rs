@@ -89,7 +89,7 @@ mod tests {
 
     fn validator() -> SchemaValidator {
         SchemaValidator::new(&[
-            crate::tools::shell::definition(),
+            crate::tools::shell::definition(10_000),
             ToolDefinition {
                 name: "broken".to_string(),
                 description: String::new(),

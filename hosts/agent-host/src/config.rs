@@ -50,6 +50,8 @@ pub fn session_config(provider: &str, model: &str) -> api::SessionConfig {
         session_id: None,
         context_window_tokens: None,
         parallel_tool_calls: None,
+        image_input: None,
+        knowledge_cutoff: None,
     }
 }
 

@@ -9,14 +9,15 @@ pub mod bindings;
 pub mod config;
 pub mod control;
 pub mod endpoints;
-pub mod local_env;
+pub mod env;
 pub mod process;
+pub mod profile_view;
 pub mod runtime;
 pub mod state;
 pub mod transport;
 
 pub use control::{AgentEvent, SessionControl};
 pub use endpoints::{Endpoint, Endpoints};
-pub use local_env::LocalEnvironment;
+pub use env::{Environment, LocalEnvironment};
 pub use runtime::{AgentRuntime, AgentSession, CacheOutcome};
 pub use transport::HttpTransport;

@@ -3,7 +3,8 @@
 use agent_host::bindings::api;
 use agent_host::config::{default_model, locate_component, session_config};
 use agent_host::endpoints::{COMPATIBLE_VAR, variable_prefix};
-use agent_host::{AgentEvent, AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
+use agent_host::env::EnvOptions;
+use agent_host::{AgentEvent, AgentRuntime, Endpoints, Environment, HttpTransport};
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,9 +35,8 @@ enum Command {
     Run {
         /// What the agent should do.
         task: String,
-        /// Working directory of the agent (default: the current directory).
-        #[arg(long)]
-        cwd: Option<PathBuf>,
+        #[command(flatten)]
+        env: EnvOptions,
         /// Provider: anthropic, openai, gemini, or a server named in
         /// OPENAI_COMPATIBLE_ENDPOINTS (default: the first built-in one configured).
         #[arg(long)]
@@ -58,12 +58,27 @@ enum Command {
         /// Arguments as a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
-        #[arg(long)]
-        cwd: Option<PathBuf>,
+        #[command(flatten)]
+        env: EnvOptions,
         /// Provider profile whose tool set to use (default: the first profile that has the
         /// tool: anthropic, openai, gemini).
         #[arg(long, default_value = "any")]
         provider: String,
+    },
+    /// Show a provider profile as a session would use it: capabilities, tools and the
+    /// system prompt for a working directory. Makes no LLM request.
+    Profile {
+        /// anthropic, openai or gemini.
+        #[arg(long, default_value = "anthropic")]
+        provider: String,
+        /// Model name (default: the profile's default model).
+        #[arg(long)]
+        model: Option<String>,
+        #[command(flatten)]
+        env: EnvOptions,
+        /// Print the description as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -88,29 +103,25 @@ async fn main() -> ExitCode {
     match cli.command {
         Command::Run {
             task,
-            cwd,
+            env,
             provider,
             model,
             json,
             max_turns,
-        } => run(component, task, cwd, provider, model, json, max_turns).await,
+        } => run(component, task, env, provider, model, json, max_turns).await,
         Command::Tool {
             name,
             args,
-            cwd,
+            env,
             provider,
-        } => tool(component, name, args, cwd, provider).await,
+        } => tool(component, name, args, env, provider).await,
+        Command::Profile {
+            provider,
+            model,
+            env,
+            json,
+        } => profile(component, provider, model, env, json).await,
     }
-}
-
-fn environment(cwd: Option<PathBuf>) -> Result<Arc<LocalEnvironment>, String> {
-    let dir = match cwd {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
-    };
-    LocalEnvironment::new(&dir)
-        .map(Arc::new)
-        .map_err(|e| format!("cannot use {} as the working directory: {e}", dir.display()))
 }
 
 fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<AgentRuntime, String> {
@@ -123,7 +134,7 @@ fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<Age
 async fn run(
     component: PathBuf,
     task: String,
-    cwd: Option<PathBuf>,
+    env_options: EnvOptions,
     provider: Option<String>,
     model: Option<String>,
     json: bool,
@@ -179,7 +190,7 @@ async fn run(
         }
         None => default_model(&provider).to_string(),
     };
-    let env = match environment(cwd) {
+    let env = match env_options.build().await {
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
     };
@@ -268,20 +279,31 @@ fn describe_agent_error(error: &api::AgentError) -> String {
     }
 }
 
+/// The environment and a runtime with the endpoints of the process environment, for
+/// the commands that run no task; a failure is already reported.
+async fn env_and_runtime(
+    component: &std::path::Path,
+    env_options: EnvOptions,
+) -> Result<(Arc<dyn Environment>, AgentRuntime), ExitCode> {
+    let env = env_options
+        .build()
+        .await
+        .map_err(|message| fail(exit::USAGE, message))?;
+    let runtime =
+        load_runtime(component, Endpoints::from_env()).map_err(|message| fail(exit::AGENT_ERROR, message))?;
+    Ok((env, runtime))
+}
+
 async fn tool(
     component: PathBuf,
     name: String,
     args: String,
-    cwd: Option<PathBuf>,
+    env_options: EnvOptions,
     provider: String,
 ) -> ExitCode {
-    let env = match environment(cwd) {
-        Ok(env) => env,
-        Err(message) => return fail(exit::USAGE, message),
-    };
-    let runtime = match load_runtime(&component, Endpoints::from_env()) {
-        Ok(runtime) => runtime,
-        Err(message) => return fail(exit::AGENT_ERROR, message),
+    let (env, runtime) = match env_and_runtime(&component, env_options).await {
+        Ok(both) => both,
+        Err(code) => return code,
     };
     match runtime.run_tool(env, &provider, &name, &args).await {
         Ok(Ok(output)) => {
@@ -294,6 +316,47 @@ async fn tool(
         Ok(Err(error)) => fail(exit::AGENT_ERROR, format!("{name}: {error}")),
         Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
     }
+}
+
+async fn profile(
+    component: PathBuf,
+    provider: String,
+    model: Option<String>,
+    env_options: EnvOptions,
+    json: bool,
+) -> ExitCode {
+    let (env, runtime) = match env_and_runtime(&component, env_options).await {
+        Ok(both) => both,
+        Err(code) => return code,
+    };
+    let model = model.unwrap_or_else(|| default_model(&provider).to_string());
+    let config = session_config(&provider, &model);
+    let described = match runtime.start_session(config, env).await {
+        Ok((mut session, _events)) => session.describe().await,
+        Err(trap) => Err(trap),
+    };
+    let text = match described {
+        Ok(text) => text,
+        Err(trap) => return fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+    };
+    let description: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => {
+            return fail(
+                exit::AGENT_ERROR,
+                format!("the component described itself in bad JSON: {e}"),
+            );
+        }
+    };
+    if let Some(error) = description.get("error").and_then(|e| e.as_str()) {
+        return fail(exit::USAGE, error);
+    }
+    if json {
+        println!("{description}");
+    } else {
+        print!("{}", agent_host::profile_view::render(&description));
+    }
+    ExitCode::SUCCESS
 }
 
 /// Prints events for people (or as JSON lines for scripts).

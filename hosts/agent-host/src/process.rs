@@ -3,6 +3,7 @@
 //! timeout that sends SIGTERM to the group, waits 2 s, then SIGKILL.
 
 use crate::bindings::execution_environment::{ExecResult, OutputChunk, OutputStream};
+use crate::env::EnvPolicy;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::path::Path;
@@ -20,21 +21,6 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long pipes may stay open after the shell exits (a backgrounded child holding them).
 const PIPE_LINGER: Duration = Duration::from_millis(500);
 
-/// Environment variables never passed to commands: credentials of the host itself.
-pub fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    [
-        "_API_KEY",
-        "_SECRET",
-        "_TOKEN",
-        "_PASSWORD",
-        "_CREDENTIAL",
-        "_CREDENTIALS",
-    ]
-    .iter()
-    .any(|suffix| upper.ends_with(suffix))
-}
-
 /// A spawned command, as the component's `process` resource.
 pub struct ProcessHandle {
     pid: u32,
@@ -44,6 +30,21 @@ pub struct ProcessHandle {
 }
 
 impl ProcessHandle {
+    /// A handle over any backend: its chunks, its final result and a kill switch.
+    pub fn from_parts(
+        pid: u32,
+        output: mpsc::UnboundedReceiver<OutputChunk>,
+        result: watch::Receiver<Option<ExecResult>>,
+        kill: Arc<Notify>,
+    ) -> Self {
+        Self {
+            pid,
+            output,
+            result,
+            kill,
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.pid
     }
@@ -86,11 +87,12 @@ fn lost_result() -> ExecResult {
     }
 }
 
-/// Starts `command` in `cwd` with the given extra variables.
+/// Starts `command` in `cwd`: the host's variables that `policy` keeps, then the extra ones.
 pub fn spawn(
     command: &str,
     cwd: &Path,
     timeout: Duration,
+    policy: EnvPolicy,
     extra_env: &[(String, String)],
 ) -> std::io::Result<ProcessHandle> {
     let mut cmd = tokio::process::Command::new("/bin/bash");
@@ -102,11 +104,9 @@ pub fn spawn(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))) {
-        if is_secret_var(&name) {
-            cmd.env_remove(&name);
-        }
-    }
+    cmd.env_clear().envs(policy.filter(
+        std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    ));
     for (name, value) in extra_env {
         cmd.env(name, value);
     }
@@ -181,36 +181,59 @@ async fn terminate(child: &mut tokio::process::Child, pid: u32) -> std::io::Resu
     }
 }
 
+/// Output of one stream kept up to `OUTPUT_CAP`; beyond it bytes are counted only.
+#[derive(Default)]
+pub struct CappedOutput {
+    kept: Vec<u8>,
+    dropped: usize,
+}
+
+impl CappedOutput {
+    /// Keeps what fits and returns it (what should be streamed on).
+    pub fn push<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
+        let room = OUTPUT_CAP.saturating_sub(self.kept.len());
+        let keep = data.len().min(room);
+        self.kept.extend_from_slice(&data[..keep]);
+        self.dropped += data.len() - keep;
+        &data[..keep]
+    }
+
+    /// Everything kept, with a note of what was discarded.
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.dropped > 0 {
+            self.kept.extend_from_slice(
+                format!(
+                    "\n[output capped: {} further bytes were discarded]\n",
+                    self.dropped
+                )
+                .as_bytes(),
+            );
+        }
+        self.kept
+    }
+}
+
 /// Reads a pipe to its end, forwarding chunks and keeping up to `OUTPUT_CAP` bytes.
 async fn drain(
     mut pipe: impl tokio::io::AsyncRead + Unpin,
     stream: OutputStream,
     chunks: mpsc::UnboundedSender<OutputChunk>,
 ) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut dropped = 0usize;
+    let mut output = CappedOutput::default();
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let room = OUTPUT_CAP.saturating_sub(kept.len());
-                let keep = n.min(room);
-                kept.extend_from_slice(&buf[..keep]);
-                dropped += n - keep;
-                if keep > 0 {
+                let kept = output.push(&buf[..n]);
+                if !kept.is_empty() {
                     let _ = chunks.send(OutputChunk {
                         stream,
-                        data: buf[..keep].to_vec(),
+                        data: kept.to_vec(),
                     });
                 }
             }
         }
     }
-    if dropped > 0 {
-        kept.extend_from_slice(
-            format!("\n[output capped: {dropped} further bytes were discarded]\n").as_bytes(),
-        );
-    }
-    kept
+    output.finish()
 }

@@ -5,7 +5,7 @@ use crate::bindings::{
     AgentCore, AgentCorePre, api, execution_environment, host_tools, llm_transport, session_host, types,
 };
 use crate::control::{AgentEvent, SessionControl};
-use crate::local_env::LocalEnvironment;
+use crate::env::Environment;
 use crate::state::HostState;
 use crate::transport::HttpTransport;
 use anyhow::Context;
@@ -97,7 +97,7 @@ impl AgentRuntime {
 
     async fn instantiate(
         &self,
-        env: Arc<LocalEnvironment>,
+        env: Arc<dyn Environment>,
     ) -> anyhow::Result<(
         Store<HostState>,
         AgentCore,
@@ -117,7 +117,7 @@ impl AgentRuntime {
     pub async fn start_session(
         &self,
         config: api::SessionConfig,
-        env: Arc<LocalEnvironment>,
+        env: Arc<dyn Environment>,
     ) -> anyhow::Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>)> {
         let (mut store, bindings, control, events) = self.instantiate(env).await?;
         let session = bindings
@@ -137,7 +137,7 @@ impl AgentRuntime {
     pub async fn restore_session(
         &self,
         snapshot: &str,
-        env: Arc<LocalEnvironment>,
+        env: Arc<dyn Environment>,
     ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
         let (mut store, bindings, control, events) = self.instantiate(env).await?;
         let session = match bindings
@@ -158,7 +158,7 @@ impl AgentRuntime {
     /// Runs one tool through the component, outside any session.
     pub async fn run_tool(
         &self,
-        env: Arc<LocalEnvironment>,
+        env: Arc<dyn Environment>,
         provider: &str,
         name: &str,
         arguments_json: &str,
@@ -262,6 +262,16 @@ impl AgentSession {
             .agent_core_agent()
             .session()
             .call_history_json(&mut self.store, self.session)
+            .await
+            .map_err(anyhow::Error::from)
+    }
+
+    /// The profile as the session uses it (capabilities, tools, system prompt), as JSON.
+    pub async fn describe(&mut self) -> anyhow::Result<String> {
+        self.bindings
+            .agent_core_agent()
+            .session()
+            .call_describe(&mut self.store, self.session)
             .await
             .map_err(anyhow::Error::from)
     }

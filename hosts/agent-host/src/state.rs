@@ -4,7 +4,7 @@ use crate::bindings::{
     execution_environment as ee, host_tools, llm_transport as lt, session_host as sh, types,
 };
 use crate::control::{AgentEvent, SessionControl};
-use crate::local_env::LocalEnvironment;
+use crate::env::Environment;
 use crate::process::ProcessHandle;
 use crate::transport::{HttpTransport, ResponseHandle};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ pub struct HostState {
     pub table: ResourceTable,
     pub clocks: WasiClocksCtx,
     pub random: WasiRandomCtx,
-    pub env: Arc<LocalEnvironment>,
+    pub env: Arc<dyn Environment>,
     pub transport: HttpTransport,
     pub control: Arc<SessionControl>,
     /// The session's events; the receiver's stream ends when this store is dropped.
@@ -28,7 +28,7 @@ pub struct HostState {
 
 impl HostState {
     pub fn new(
-        env: Arc<LocalEnvironment>,
+        env: Arc<dyn Environment>,
         transport: HttpTransport,
         control: Arc<SessionControl>,
         events: mpsc::UnboundedSender<AgentEvent>,
@@ -43,15 +43,6 @@ impl HostState {
             events,
         }
     }
-
-    /// Runs blocking filesystem work off the async worker threads.
-    fn blocking<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&LocalEnvironment) -> T + Send + 'static,
-    ) -> impl std::future::Future<Output = Result<T>> + Send + 'static {
-        let env = self.env.clone();
-        async move { Ok(tokio::task::spawn_blocking(move || work(&env)).await?) }
-    }
 }
 
 impl types::Host for HostState {}
@@ -62,16 +53,18 @@ impl ee::Host for HostState {
         path: String,
         range: Option<types::ByteRange>,
     ) -> Result<Result<Vec<u8>, types::FsError>> {
-        self.blocking(move |env| env.read_file(&path, range.map(|r| (r.offset, r.length))))
-            .await
+        Ok(self
+            .env
+            .read_file(&path, range.map(|r| (r.offset, r.length)))
+            .await)
     }
 
     async fn write_file(&mut self, path: String, contents: Vec<u8>) -> Result<Result<(), types::FsError>> {
-        self.blocking(move |env| env.write_file(&path, &contents)).await
+        Ok(self.env.write_file(&path, &contents).await)
     }
 
     async fn delete_file(&mut self, path: String) -> Result<Result<(), types::FsError>> {
-        self.blocking(move |env| env.delete_file(&path)).await
+        Ok(self.env.delete_file(&path).await)
     }
 
     async fn rename_file(
@@ -79,20 +72,19 @@ impl ee::Host for HostState {
         source: String,
         destination: String,
     ) -> Result<Result<(), types::FsError>> {
-        self.blocking(move |env| env.rename_file(&source, &destination))
-            .await
+        Ok(self.env.rename_file(&source, &destination).await)
     }
 
     async fn create_directory(&mut self, path: String) -> Result<Result<(), types::FsError>> {
-        self.blocking(move |env| env.create_directory(&path)).await
+        Ok(self.env.create_directory(&path).await)
     }
 
     async fn file_exists(&mut self, path: String) -> Result<bool> {
-        Ok(self.env.file_exists(&path))
+        Ok(self.env.file_exists(&path).await)
     }
 
     async fn stat(&mut self, path: String) -> Result<Result<types::FileStat, types::FsError>> {
-        Ok(self.env.stat(&path))
+        Ok(self.env.stat(&path).await)
     }
 
     async fn list_directory(
@@ -100,14 +92,14 @@ impl ee::Host for HostState {
         path: String,
         depth: u32,
     ) -> Result<Result<Vec<types::DirEntry>, types::FsError>> {
-        self.blocking(move |env| env.list_directory(&path, depth)).await
+        Ok(self.env.list_directory(&path, depth).await)
     }
 
     async fn grep(
         &mut self,
         options: types::GrepOptions,
     ) -> Result<Result<Vec<types::GrepMatch>, types::FsError>> {
-        self.blocking(move |env| env.grep(&options)).await
+        Ok(self.env.grep(&options).await)
     }
 
     async fn glob(
@@ -115,8 +107,7 @@ impl ee::Host for HostState {
         pattern: String,
         path: Option<String>,
     ) -> Result<Result<Vec<String>, types::FsError>> {
-        self.blocking(move |env| env.glob(&pattern, path.as_deref()))
-            .await
+        Ok(self.env.glob(&pattern, path.as_deref()).await)
     }
 
     async fn working_directory(&mut self) -> Result<String> {
@@ -135,17 +126,9 @@ impl ee::Host for HostState {
         &mut self,
         request: ee::SpawnRequest,
     ) -> Result<Result<Resource<ProcessHandle>, ee::SpawnError>> {
-        match self.env.spawn(
-            &request.command,
-            request.working_dir.as_deref(),
-            request.timeout_ms,
-            &request.env,
-        ) {
+        match self.env.spawn(request).await {
             Ok(process) => Ok(Ok(self.table.push(process)?)),
-            Err(message) if message.contains("not a directory") => {
-                Ok(Err(ee::SpawnError::InvalidWorkingDir(message)))
-            }
-            Err(message) => Ok(Err(ee::SpawnError::Failed(message))),
+            Err(error) => Ok(Err(error)),
         }
     }
 }

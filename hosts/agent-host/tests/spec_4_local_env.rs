@@ -48,7 +48,7 @@ async fn timeout_kills_the_whole_process_group_and_keeps_partial_output() {
         .spawn(
             "sleep 30 & echo $! > bg.pid; echo started; sleep 30",
             None,
-            300,
+            2000,
             &[],
         )
         .unwrap();
@@ -114,23 +114,6 @@ async fn stdin_is_closed_and_extra_variables_are_applied() {
         )
         .unwrap();
     assert_eq!(process.wait().await.stdout, "[hi]\n");
-}
-
-#[test]
-fn secret_variables_are_recognised_case_insensitively() {
-    use agent_host::process::is_secret_var;
-    for name in [
-        "ANTHROPIC_API_KEY",
-        "github_token",
-        "DB_PASSWORD",
-        "AWS_SECRET",
-        "GCP_CREDENTIALS",
-    ] {
-        assert!(is_secret_var(name), "{name}");
-    }
-    for name in ["PATH", "HOME", "TOKENIZER", "KEYBOARD"] {
-        assert!(!is_secret_var(name), "{name}");
-    }
 }
 
 #[tokio::test]

@@ -1,0 +1,94 @@
+//! Execution environments (section 4 of the spec): where the agent's tools run. Every
+//! backend and every policy wrapper implements [`Environment`], so they compose: a path
+//! boundary over a read-only view over SSH is as valid as the local machine alone.
+
+pub mod command_guard;
+pub mod env_vars;
+pub mod local;
+pub mod logging;
+pub mod options;
+pub mod path_policy;
+pub mod read_only;
+pub mod scoped;
+mod search;
+pub mod ssh;
+mod ssh_files;
+
+use crate::bindings::execution_environment::{SpawnError, SpawnRequest};
+use crate::bindings::types::{DirEntry, FileStat, FsError, GrepMatch, GrepOptions};
+use crate::process::ProcessHandle;
+use async_trait::async_trait;
+
+pub use command_guard::CommandGuard;
+pub use env_vars::EnvPolicy;
+pub use local::LocalEnvironment;
+pub use logging::Logged;
+pub use options::EnvOptions;
+pub use path_policy::PathPolicy;
+pub use read_only::ReadOnly;
+pub use scoped::Scoped;
+
+/// Files, searches and processes of one place. Paths are relative to
+/// [`working_directory`](Environment::working_directory) or absolute; errors name the path
+/// and become tool errors the model can read.
+#[async_trait]
+pub trait Environment: Send + Sync + 'static {
+    async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError>;
+    /// Creates missing parent directories.
+    async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError>;
+    async fn delete_file(&self, path: &str) -> Result<(), FsError>;
+    async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError>;
+    async fn create_directory(&self, path: &str) -> Result<(), FsError>;
+    async fn file_exists(&self, path: &str) -> bool;
+    async fn stat(&self, path: &str) -> Result<FileStat, FsError>;
+    async fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError>;
+    async fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError>;
+    async fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError>;
+    fn working_directory(&self) -> String;
+    fn platform(&self) -> String;
+    fn os_version(&self) -> String;
+    async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError>;
+    /// The absolute path `path` names once `..` and symlinks are resolved; for a path that
+    /// does not exist yet, its nearest existing ancestor is resolved and the rest appended.
+    /// Policy wrappers check this, not the text the model wrote.
+    async fn real_path(&self, path: &str) -> Result<String, FsError>;
+}
+
+/// Largest piece of a file `read-file` returns at once.
+pub const MAX_READ: u64 = 256 * 1024 * 1024;
+
+/// The `(offset, length)` a read of a file of `size` bytes covers, within `MAX_READ`;
+/// `is_dir` refuses directories. Shared by every backend so the errors read the same.
+pub fn read_window(
+    path: &str,
+    size: u64,
+    is_dir: bool,
+    range: Option<(u64, u64)>,
+) -> Result<(u64, u64), FsError> {
+    if is_dir {
+        return Err(FsError::IsDirectory(format!("{path} is a directory, not a file")));
+    }
+    let (offset, length) = range.unwrap_or((0, size));
+    if length > MAX_READ {
+        return Err(FsError::TooLarge(format!(
+            "{path} is {size} bytes; read at most {MAX_READ} bytes at a time"
+        )));
+    }
+    Ok((offset, length))
+}
+
+/// The message inside an `FsError` (its `Display` is the debug form).
+pub fn fs_error_message(error: &FsError) -> &str {
+    match error {
+        FsError::NotFound(m)
+        | FsError::PermissionDenied(m)
+        | FsError::IsDirectory(m)
+        | FsError::NotADirectory(m)
+        | FsError::AlreadyExists(m)
+        | FsError::Binary(m)
+        | FsError::Denied(m)
+        | FsError::TooLarge(m)
+        | FsError::InvalidInput(m)
+        | FsError::Other(m) => m,
+    }
+}
