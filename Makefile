@@ -6,7 +6,7 @@ COMPONENT := target/agent-core.wasm
 export AGENT_CORE_COMPONENT := $(CURDIR)/$(COMPONENT)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test component host lint test-rust test-demo test-debian-route clean help fuzz
+.PHONY: run test component host plugins lint test-rust test-plugins test-demo test-debian-route clean help fuzz
 
 help:
 	@echo "make run   - run TASK in WORKDIR (scripted demo when no provider is configured)"
@@ -15,6 +15,12 @@ help:
 ## The core as a WebAssembly component (toolchain set-up included).
 component:
 	scripts/build-component.sh
+
+## The tool plugins (Rust, Python, JavaScript) as components in target/plugins/.
+plugins:
+	scripts/build-rust-plugins.sh
+	scripts/build-py-plugin.sh
+	scripts/build-js-plugin.sh
 
 ## The native host and the scripted LLM server.
 host:
@@ -29,14 +35,23 @@ lint:
 	scripts/wasm-cargo.sh clippy --release -- -D warnings
 	cargo fmt --manifest-path core-component/fuzz/Cargo.toml --check
 	cargo clippy --locked --manifest-path core-component/fuzz/Cargo.toml -- -D warnings
+	cargo fmt --manifest-path tool-plugins/Cargo.toml --all --check
+	WASM_CARGO_DIR=$(CURDIR)/tool-plugins scripts/wasm-cargo.sh clippy --release -- -D warnings
 
 ## Fuzz the SSE decoder and every stream fold (FUZZ_SECONDS per target, default 60).
 fuzz:
 	scripts/fuzz.sh
 
-test-rust: component
+test-rust: component plugins
 	scripts/ensure-sshd.sh
 	cargo test --locked --workspace
+
+## The plugins' own tests: the Rust query parser natively, the Python outline in CPython, the
+## JavaScript outline and both language components under Node (jco).
+test-plugins: plugins
+	cargo test --locked --manifest-path tool-plugins/Cargo.toml -p data-query --lib
+	python3 -m unittest discover -s tool-plugins/python
+	cd tool-plugins/js && npm test
 
 ## make run's no-key path must keep working: run it with every provider variable unset.
 test-demo: component host
@@ -53,7 +68,7 @@ test-debian-route:
 	AGENT_CORE_COMPONENT=$(CURDIR)/target/wasm-debian/wasm32-unknown-unknown/component/agent_core.wasm \
 	    cargo test --locked -p agent-host --test component_imports --test cli_run
 
-test: lint test-rust test-demo test-debian-route
+test: lint test-rust test-plugins test-demo test-debian-route
 	@echo "make test: all passed"
 
 clean:

@@ -8,7 +8,8 @@ WASM_BUILD_STD=""
 while IFS='=' read -r key value; do
   [ -n "$key" ] && export "$key=$value"
 done <<<"$env_lines"
-cd "$root/core-component"
+# WASM_CARGO_DIR builds another wasm workspace (the Rust tool plugins) the same way.
+cd "${WASM_CARGO_DIR:-$root/core-component}"
 sub=$1
 shift
 # shellcheck disable=SC2086 # WASM_BUILD_STD is empty or one flag

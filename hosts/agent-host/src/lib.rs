@@ -5,15 +5,21 @@
 //! [`AgentRuntime::start_session`] gives an [`AgentSession`] plus a stream of
 //! [`AgentEvent`]s; steer, follow up or interrupt through [`AgentSession::controller`].
 
+pub mod approval;
 pub mod bindings;
+pub mod compile_cache;
 pub mod config;
 pub mod control;
 pub mod endpoints;
 pub mod env;
+pub mod env_host;
+pub mod host_tools;
 pub mod process;
 pub mod profile_view;
 pub mod runtime;
+pub mod settings;
 pub mod state;
+pub mod tool_options;
 pub mod transport;
 
 pub use control::{AgentEvent, SessionControl};

@@ -4,12 +4,17 @@ use agent_host::bindings::api;
 use agent_host::config::{default_model, locate_component, session_config};
 use agent_host::endpoints::{COMPATIBLE_VAR, variable_prefix};
 use agent_host::env::EnvOptions;
-use agent_host::{AgentEvent, AgentRuntime, Endpoints, Environment, HttpTransport};
+use agent_host::host_tools::HostTools;
+use agent_host::tool_options::{PluginOptions, PluginSources, load_plugins};
+use agent_host::{AgentRuntime, Endpoints, Environment, HttpTransport};
 use clap::{Parser, Subcommand};
-use std::io::Write;
+use event_view::EventView;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+
+mod event_view;
+mod plugin_view;
 
 /// Exit codes a script can rely on.
 mod exit {
@@ -50,6 +55,8 @@ enum Command {
         /// Stop after this many LLM turns (0 = unlimited).
         #[arg(long, default_value_t = 0)]
         max_turns: u32,
+        #[command(flatten)]
+        plugins: PluginOptions,
     },
     /// Run one tool through the component and print its output.
     Tool {
@@ -80,6 +87,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Tool plugins (WebAssembly components of world tool-plugin).
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Show a plugin's name, the capabilities it asks for, and its tools with their schemas.
+    /// Runs the plugin (sandboxed, nothing granted) only to ask for its definitions.
+    Inspect {
+        /// The plugin's .wasm file.
+        file: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
@@ -96,6 +121,12 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if let Command::Plugin {
+        command: PluginCommand::Inspect { file, json },
+    } = &cli.command
+    {
+        return plugin_view::inspect(file, *json).await;
+    }
     let component = match locate_component(cli.component) {
         Ok(path) => path,
         Err(message) => return fail(exit::USAGE, message),
@@ -108,7 +139,16 @@ async fn main() -> ExitCode {
             model,
             json,
             max_turns,
-        } => run(component, task, env, provider, model, json, max_turns).await,
+            plugins,
+        } => {
+            let choice = RunChoice {
+                provider,
+                model,
+                json,
+                max_turns,
+            };
+            run(component, task, env, plugins, choice).await
+        }
         Command::Tool {
             name,
             args,
@@ -121,6 +161,7 @@ async fn main() -> ExitCode {
             env,
             json,
         } => profile(component, provider, model, env, json).await,
+        Command::Plugin { .. } => ExitCode::SUCCESS,
     }
 }
 
@@ -131,15 +172,27 @@ fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<Age
     AgentRuntime::load(component, cache.as_deref(), transport).map_err(|e| format!("{e:#}"))
 }
 
-async fn run(
-    component: PathBuf,
-    task: String,
-    env_options: EnvOptions,
+/// What `run` was asked to use.
+struct RunChoice {
     provider: Option<String>,
     model: Option<String>,
     json: bool,
     max_turns: u32,
+}
+
+async fn run(
+    component: PathBuf,
+    task: String,
+    env_options: EnvOptions,
+    plugin_options: PluginOptions,
+    choice: RunChoice,
 ) -> ExitCode {
+    let RunChoice {
+        provider,
+        model,
+        json,
+        max_turns,
+    } = choice;
     let endpoints = Endpoints::from_env();
     let provider = match provider {
         Some(p) => p,
@@ -201,7 +254,7 @@ async fn run(
             e.base_url, e.key_var
         )
     });
-    let runtime = match load_runtime(&component, endpoints) {
+    let mut runtime = match load_runtime(&component, endpoints) {
         Ok(runtime) => runtime,
         Err(message) => return fail(exit::AGENT_ERROR, message),
     };
@@ -209,6 +262,11 @@ async fn run(
     config.endpoint = provider.clone();
     config.protocol = protocol;
     config.limits.max_turns = max_turns;
+    if let Err(message) =
+        add_host_tools(&mut runtime, &config, env.clone(), &env_options, &plugin_options).await
+    {
+        return fail(exit::USAGE, message);
+    }
     let (mut session, mut events) = match runtime.start_session(config, env).await {
         Ok(started) => started,
         Err(e) => {
@@ -267,6 +325,54 @@ async fn run(
             api::StopReason::Cancelled | api::StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
         },
     }
+}
+
+/// Loads the configured command tools and the plugins and offers them to the session; a
+/// name clash among them or with the profile's own tools is an error.
+async fn add_host_tools(
+    runtime: &mut AgentRuntime,
+    config: &api::SessionConfig,
+    env: Arc<dyn Environment>,
+    env_options: &EnvOptions,
+    plugin_options: &PluginOptions,
+) -> Result<(), String> {
+    runtime.set_read_only(env_options.read_only);
+    // A remote workspace's configuration file is not read: it would run commands here.
+    let local_workspace = match env_options.env.as_deref() {
+        None | Some("local") => Some(PathBuf::from(env.working_directory())),
+        Some(_) => None,
+    };
+    let settings = plugin_options.load_config(local_workspace.as_deref())?;
+    let mut tools = settings.command_tools(env_options)?;
+    let sources = plugin_options.sources(PluginSources::from_config(&settings.plugins)?)?;
+    let cache = agent_host::runtime::default_cache_dir();
+    let (_plugins, plugin_tools) =
+        load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env.clone()).await?;
+    tools.extend(plugin_tools);
+    if tools.is_empty() {
+        return Ok(());
+    }
+    let reserved = profile_tool_names(runtime, config, env).await?;
+    runtime.set_host_tools(HostTools::new(tools, &reserved)?);
+    Ok(())
+}
+
+/// The names of the profile's own tools, from the component's description of it.
+async fn profile_tool_names(
+    runtime: &AgentRuntime,
+    config: &api::SessionConfig,
+    env: Arc<dyn Environment>,
+) -> Result<Vec<String>, String> {
+    let trap = |e: anyhow::Error| format!("the component trapped: {e:#}");
+    let (mut session, _events) = runtime.start_session(config.clone(), env).await.map_err(trap)?;
+    let description: serde_json::Value =
+        serde_json::from_str(&session.describe().await.map_err(trap)?).map_err(|e| e.to_string())?;
+    Ok(description["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect())
 }
 
 fn describe_agent_error(error: &api::AgentError) -> String {
@@ -357,111 +463,4 @@ async fn profile(
         print!("{}", agent_host::profile_view::render(&description));
     }
     ExitCode::SUCCESS
-}
-
-/// Prints events for people (or as JSON lines for scripts).
-struct EventView {
-    json: bool,
-    /// Whether the cursor is in the middle of streamed assistant text.
-    mid_line: bool,
-}
-
-impl EventView {
-    fn new(json: bool) -> Self {
-        Self {
-            json,
-            mid_line: false,
-        }
-    }
-
-    fn show(&mut self, event: &AgentEvent) {
-        let mut out = std::io::stdout().lock();
-        if self.json {
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(out, "{line}");
-            }
-            return;
-        }
-        let data = &event.data;
-        let text = |field: &str| {
-            data.get(field)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        match event.kind.as_str() {
-            "ASSISTANT_TEXT_DELTA" => {
-                let _ = write!(out, "{}", text("delta"));
-                self.mid_line = !text("delta").ends_with('\n');
-            }
-            "TOOL_CALL_START" => {
-                self.break_line(&mut out);
-                let _ = writeln!(
-                    out,
-                    "> {} {}",
-                    text("tool_name"),
-                    summarize_arguments(&data["arguments"])
-                );
-            }
-            "TOOL_CALL_END" => {
-                if let Some(error) = data.get("error").and_then(|v| v.as_str()) {
-                    let _ = writeln!(out, "  ! {}", first_lines(error, 3));
-                } else {
-                    let _ = writeln!(out, "{}", indent(&first_lines(&text("output"), 8)));
-                }
-            }
-            "STEERING_INJECTED" => {
-                self.break_line(&mut out);
-                let _ = writeln!(out, "[steering] {}", text("content"));
-            }
-            "LOOP_DETECTION" | "WARNING" => {
-                self.break_line(&mut out);
-                let _ = writeln!(out, "[{}] {}", event.kind.to_lowercase(), text("message"));
-            }
-            "TURN_LIMIT" => {
-                self.break_line(&mut out);
-                let _ = writeln!(out, "[turn limit] {} reached ({})", text("limit"), data["value"]);
-            }
-            "ERROR" => {
-                self.break_line(&mut out);
-                eprintln!("[error] {}", text("message"));
-            }
-            _ => {}
-        }
-        let _ = out.flush();
-    }
-
-    fn break_line(&mut self, out: &mut impl Write) {
-        if self.mid_line {
-            let _ = writeln!(out);
-            self.mid_line = false;
-        }
-    }
-
-    fn finish(&mut self) {
-        self.break_line(&mut std::io::stdout());
-    }
-}
-
-fn summarize_arguments(arguments: &serde_json::Value) -> String {
-    let text = match arguments.get("command").or_else(|| arguments.get("file_path")) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        _ => arguments.to_string(),
-    };
-    first_lines(&text, 1)
-}
-
-fn first_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    if lines.len() <= n {
-        return lines.join("\n");
-    }
-    format!("{}\n... ({} more lines)", lines[..n].join("\n"), lines.len() - n)
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

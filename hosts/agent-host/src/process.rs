@@ -1,6 +1,7 @@
-//! Real processes for the local environment: `/bin/bash -c` in a new process group, stdin
-//! closed, stdout and stderr drained continuously (streamed and kept, up to a cap), and a
-//! timeout that sends SIGTERM to the group, waits 2 s, then SIGKILL.
+//! Real processes for the local environment: `/bin/bash -c` (or a program run directly, for
+//! command tools) in a new process group, stdin closed, stdout and stderr drained
+//! continuously (streamed and kept, up to a cap), and a timeout that sends SIGTERM to the
+//! group, waits 2 s, then SIGKILL.
 
 use crate::bindings::execution_environment::{ExecResult, OutputChunk, OutputStream};
 use crate::env::EnvPolicy;
@@ -96,9 +97,34 @@ pub fn spawn(
     extra_env: &[(String, String)],
 ) -> std::io::Result<ProcessHandle> {
     let mut cmd = tokio::process::Command::new("/bin/bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
+    cmd.arg("-c").arg(command);
+    start(cmd, cwd, timeout, policy, extra_env)
+}
+
+/// Starts `program` with `args` directly, without a shell: each argument reaches the
+/// program as one argv element, exactly as given. Everything else is as in [`spawn`].
+pub fn spawn_program(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    timeout: Duration,
+    policy: EnvPolicy,
+    extra_env: &[(String, String)],
+) -> std::io::Result<ProcessHandle> {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args);
+    start(cmd, cwd, timeout, policy, extra_env)
+}
+
+/// Runs `cmd` supervised: own process group, stdin closed, pipes drained, the timeout.
+fn start(
+    mut cmd: tokio::process::Command,
+    cwd: &Path,
+    timeout: Duration,
+    policy: EnvPolicy,
+    extra_env: &[(String, String)],
+) -> std::io::Result<ProcessHandle> {
+    cmd.current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,39 +1,23 @@
 //! Loads the core component once (precompiled code cached on disk by content hash), keeps
 //! one `InstancePre`, and runs each session in its own store and instance.
 
-use crate::bindings::{
-    AgentCore, AgentCorePre, api, execution_environment, host_tools, llm_transport, session_host, types,
-};
+use crate::approval::ApprovalPolicy;
+use crate::bindings::{AgentCore, AgentCorePre, api, host_tools, llm_transport, session_host};
+use crate::compile_cache::compile_cached;
+pub use crate::compile_cache::{CacheOutcome, default_cache_dir};
 use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
+use crate::host_tools::HostTools;
 use crate::state::HostState;
 use crate::transport::HttpTransport;
 use anyhow::Context;
-use sha2::{Digest, Sha256};
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
+use wasmtime::component::{HasSelf, Linker, ResourceAny};
 use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::clocks::{WasiClocks, WasiClocksCtxView};
 use wasmtime_wasi::random::WasiRandom;
-
-/// Where compiled components are cached unless told otherwise.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    std::env::var_os("AGENT_HOST_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("agent-host").join("components")))
-}
-
-/// How the component was obtained, for diagnostics and benchmarks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheOutcome {
-    /// Compiled now (and stored, if a cache directory was given).
-    Compiled,
-    /// Loaded precompiled code from the cache.
-    Hit,
-}
 
 /// The loaded core component, ready to instantiate sessions.
 pub struct AgentRuntime {
@@ -41,6 +25,8 @@ pub struct AgentRuntime {
     pre: AgentCorePre<HostState>,
     transport: HttpTransport,
     cache_outcome: CacheOutcome,
+    tools: HostTools,
+    approvals: ApprovalPolicy,
 }
 
 impl AgentRuntime {
@@ -51,7 +37,10 @@ impl AgentRuntime {
         transport: HttpTransport,
     ) -> anyhow::Result<Self> {
         let engine = Engine::new(&Config::new())?;
-        let (component, cache_outcome) = load_component(&engine, component, cache_dir)?;
+        let bytes = std::fs::read(component)
+            .with_context(|| format!("cannot read the core component {}", component.display()))?;
+        let (component, cache_outcome) = compile_cached(&engine, &bytes, cache_dir)
+            .with_context(|| format!("{} is not a valid component", component.display()))?;
         let mut linker = Linker::<HostState>::new(&engine);
         wasmtime_wasi::p2::bindings::clocks::wall_clock::add_to_linker::<HostState, WasiClocks>(
             &mut linker,
@@ -64,8 +53,7 @@ impl AgentRuntime {
             &mut linker,
             |s| &mut s.random,
         )?;
-        types::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
-        execution_environment::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+        crate::env_host::add_to_linker(&mut linker)?;
         llm_transport::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
         session_host::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
         host_tools::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
@@ -80,7 +68,26 @@ impl AgentRuntime {
             pre,
             transport,
             cache_outcome,
+            tools: HostTools::default(),
+            approvals: ApprovalPolicy::default(),
         })
+    }
+
+    /// Offers `tools` (plugins, configured command tools) to every session started after
+    /// this; their definitions are added to each session's configuration.
+    pub fn set_host_tools(&mut self, tools: HostTools) {
+        self.tools = tools;
+    }
+
+    /// Read-only mode for sessions started after this: host tools of the `write` and
+    /// `admin` categories are denied (the environment's own read-only wrapper covers the
+    /// built-in tools).
+    pub fn set_read_only(&mut self, read_only: bool) {
+        self.approvals.read_only = read_only;
+    }
+
+    pub fn host_tools(&self) -> &HostTools {
+        &self.tools
     }
 
     pub fn engine(&self) -> &Engine {
@@ -106,7 +113,9 @@ impl AgentRuntime {
     )> {
         let control = Arc::new(SessionControl::new());
         let (sender, events) = mpsc::unbounded_channel();
-        let state = HostState::new(env, self.transport.clone(), control.clone(), sender);
+        let mut state = HostState::new(env, self.transport.clone(), control.clone(), sender);
+        state.tools = self.tools.clone();
+        state.approvals = self.approvals;
         let mut store = Store::new(&self.engine, state);
         let bindings = self.pre.instantiate_async(&mut store).await?;
         Ok((store, bindings, control, events))
@@ -116,9 +125,14 @@ impl AgentRuntime {
     /// they happen (SESSION_START is already in it).
     pub async fn start_session(
         &self,
-        config: api::SessionConfig,
+        mut config: api::SessionConfig,
         env: Arc<dyn Environment>,
     ) -> anyhow::Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>)> {
+        for definition in self.tools.definitions() {
+            if !config.host_tools.iter().any(|d| d.name == definition.name) {
+                config.host_tools.push(definition);
+            }
+        }
         let (mut store, bindings, control, events) = self.instantiate(env).await?;
         let session = bindings
             .agent_core_agent()
@@ -285,49 +299,4 @@ impl AgentSession {
             .await
             .map_err(anyhow::Error::from)
     }
-}
-
-/// Compiles `path`, or loads its precompiled code from `cache_dir`, keyed by the SHA-256 of
-/// the component and of the engine's compatibility fingerprint.
-fn load_component(
-    engine: &Engine,
-    path: &Path,
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<(Component, CacheOutcome)> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read the core component {}", path.display()))?;
-    let mut fingerprint = std::collections::hash_map::DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut fingerprint);
-    let mut digest = Sha256::new();
-    digest.update(&bytes);
-    digest.update(fingerprint.finish().to_le_bytes());
-    let key: String = digest.finalize().iter().map(|b| format!("{b:02x}")).collect();
-    let cached = cache_dir.map(|dir| dir.join(format!("{key}.cwasm")));
-    if let Some(file) = cached.as_ref().filter(|f| f.is_file()) {
-        // SAFETY: the file was written by `precompile_component` of an engine with the same
-        // compatibility hash (it is part of the file name) and is only ever replaced whole.
-        match unsafe { Component::deserialize_file(engine, file) } {
-            Ok(component) => return Ok((component, CacheOutcome::Hit)),
-            Err(error) => {
-                tracing::warn!(file = %file.display(), %error, "ignoring unusable cached component")
-            }
-        }
-    }
-    let compiled = engine
-        .precompile_component(&bytes)
-        .map_err(anyhow::Error::from)
-        .with_context(|| format!("{} is not a valid component", path.display()))?;
-    if let (Some(file), Some(dir)) = (cached.as_ref(), cache_dir) {
-        let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
-        let stored = std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&tmp, &compiled))
-            .and_then(|()| std::fs::rename(&tmp, file));
-        if let Err(error) = stored {
-            tracing::warn!(dir = %dir.display(), %error, "could not cache the compiled component");
-            let _ = std::fs::remove_file(&tmp);
-        }
-    }
-    // SAFETY: `compiled` was produced just above by this very engine.
-    let component = unsafe { Component::deserialize(engine, &compiled) }?;
-    Ok((component, CacheOutcome::Compiled))
 }

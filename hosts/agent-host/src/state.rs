@@ -1,11 +1,11 @@
 //! The store data of one session's instance and its implementation of every import.
 
-use crate::bindings::{
-    execution_environment as ee, host_tools, llm_transport as lt, session_host as sh, types,
-};
+use crate::approval::ApprovalPolicy;
+use crate::bindings::{host_tools, llm_transport as lt, session_host as sh, types};
 use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
-use crate::process::ProcessHandle;
+use crate::env_host::{EnvView, EnvironmentHost};
+use crate::host_tools::HostTools;
 use crate::transport::{HttpTransport, ResponseHandle};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -24,6 +24,10 @@ pub struct HostState {
     pub control: Arc<SessionControl>,
     /// The session's events; the receiver's stream ends when this store is dropped.
     pub events: mpsc::UnboundedSender<AgentEvent>,
+    /// Plugin and configured tools, called through `host-tools`.
+    pub tools: HostTools,
+    /// How tool calls are approved (read-only mode limits host tools to `read` ones).
+    pub approvals: ApprovalPolicy,
 }
 
 impl HostState {
@@ -41,132 +45,19 @@ impl HostState {
             transport,
             control,
             events,
+            tools: HostTools::default(),
+            approvals: ApprovalPolicy::default(),
         }
     }
 }
 
-impl types::Host for HostState {}
-
-impl ee::Host for HostState {
-    async fn read_file(
-        &mut self,
-        path: String,
-        range: Option<types::ByteRange>,
-    ) -> Result<Result<Vec<u8>, types::FsError>> {
-        Ok(self
-            .env
-            .read_file(&path, range.map(|r| (r.offset, r.length)))
-            .await)
-    }
-
-    async fn write_file(&mut self, path: String, contents: Vec<u8>) -> Result<Result<(), types::FsError>> {
-        Ok(self.env.write_file(&path, &contents).await)
-    }
-
-    async fn delete_file(&mut self, path: String) -> Result<Result<(), types::FsError>> {
-        Ok(self.env.delete_file(&path).await)
-    }
-
-    async fn rename_file(
-        &mut self,
-        source: String,
-        destination: String,
-    ) -> Result<Result<(), types::FsError>> {
-        Ok(self.env.rename_file(&source, &destination).await)
-    }
-
-    async fn create_directory(&mut self, path: String) -> Result<Result<(), types::FsError>> {
-        Ok(self.env.create_directory(&path).await)
-    }
-
-    async fn file_exists(&mut self, path: String) -> Result<bool> {
-        Ok(self.env.file_exists(&path).await)
-    }
-
-    async fn stat(&mut self, path: String) -> Result<Result<types::FileStat, types::FsError>> {
-        Ok(self.env.stat(&path).await)
-    }
-
-    async fn list_directory(
-        &mut self,
-        path: String,
-        depth: u32,
-    ) -> Result<Result<Vec<types::DirEntry>, types::FsError>> {
-        Ok(self.env.list_directory(&path, depth).await)
-    }
-
-    async fn grep(
-        &mut self,
-        options: types::GrepOptions,
-    ) -> Result<Result<Vec<types::GrepMatch>, types::FsError>> {
-        Ok(self.env.grep(&options).await)
-    }
-
-    async fn glob(
-        &mut self,
-        pattern: String,
-        path: Option<String>,
-    ) -> Result<Result<Vec<String>, types::FsError>> {
-        Ok(self.env.glob(&pattern, path.as_deref()).await)
-    }
-
-    async fn working_directory(&mut self) -> Result<String> {
-        Ok(self.env.working_directory())
-    }
-
-    async fn platform(&mut self) -> Result<String> {
-        Ok(self.env.platform())
-    }
-
-    async fn os_version(&mut self) -> Result<String> {
-        Ok(self.env.os_version())
-    }
-
-    async fn spawn(
-        &mut self,
-        request: ee::SpawnRequest,
-    ) -> Result<Result<Resource<ProcessHandle>, ee::SpawnError>> {
-        match self.env.spawn(request).await {
-            Ok(process) => Ok(Ok(self.table.push(process)?)),
-            Err(error) => Ok(Err(error)),
+impl EnvironmentHost for HostState {
+    fn env_view(&mut self) -> EnvView<'_> {
+        EnvView {
+            env: &self.env,
+            table: &mut self.table,
+            control: Some(self.control.clone()),
         }
-    }
-}
-
-impl ee::HostProcess for HostState {
-    async fn id(&mut self, process: Resource<ProcessHandle>) -> Result<u32> {
-        Ok(self.table.get(&process)?.pid())
-    }
-
-    async fn read_output(&mut self, process: Resource<ProcessHandle>) -> Result<Option<ee::OutputChunk>> {
-        let control = self.control.clone();
-        let process = self.table.get_mut(&process)?;
-        // An interruption kills the command; its remaining output still drains.
-        tokio::select! {
-            chunk = process.read_output() => return Ok(chunk),
-            _ = control.interrupted() => process.kill(),
-        }
-        Ok(process.read_output().await)
-    }
-
-    async fn wait(&mut self, process: Resource<ProcessHandle>) -> Result<ee::ExecResult> {
-        let control = self.control.clone();
-        let process = self.table.get_mut(&process)?;
-        tokio::select! {
-            result = process.wait() => return Ok(result),
-            _ = control.interrupted() => process.kill(),
-        }
-        Ok(process.wait().await)
-    }
-
-    async fn kill(&mut self, process: Resource<ProcessHandle>) -> Result<()> {
-        self.table.get(&process)?.kill();
-        Ok(())
-    }
-
-    async fn drop(&mut self, process: Resource<ProcessHandle>) -> Result<()> {
-        self.table.delete(process)?;
-        Ok(())
     }
 }
 
@@ -261,8 +152,9 @@ impl sh::Host for HostState {
     }
 
     async fn approve(&mut self, request: sh::ApprovalRequest) -> Result<sh::Approval> {
-        tracing::debug!(tool = %request.tool_name, summary = %request.summary, "approved (auto)");
-        Ok(sh::Approval::Allow)
+        let decision = self.approvals.decide(&self.tools, &request.tool_name);
+        tracing::debug!(tool = %request.tool_name, summary = %request.summary, ?decision, "approval");
+        Ok(decision)
     }
 
     async fn spawn_subagent(&mut self, _request: sh::SubagentRequest) -> Result<Result<String, String>> {
@@ -289,11 +181,15 @@ impl host_tools::Host for HostState {
         &mut self,
         _session_id: String,
         name: String,
-        _arguments_json: String,
+        arguments_json: String,
     ) -> Result<Result<String, String>> {
-        Ok(Err(format!(
-            "no host tool named {name:?} is configured in this host"
-        )))
+        // An interruption drops the call, which stops it (a command tool's process group is
+        // killed, a plugin's instance is discarded).
+        let control = self.control.clone();
+        tokio::select! {
+            result = self.tools.call(&name, &arguments_json) => Ok(result),
+            _ = control.interrupted() => Ok(Err(format!("{name} was interrupted"))),
+        }
     }
 }
 

@@ -50,3 +50,15 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 pub mod sshd;
+
+/// A tool plugin built by `make plugins` (target/plugins/NAME.wasm). Missing is a failure:
+/// `make test` builds them first.
+pub fn plugin(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/plugins/{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "the plugin {} is missing: run `make plugins` (make test does it)",
+        path.display()
+    );
+    path
+}

@@ -1,0 +1,344 @@
+//! One loaded plugin: its store (created lazily, dropped after any trap or limit hit so the
+//! next call starts clean), the limits around each call, and its tools.
+
+use super::bindings::{ToolPlugin, ToolPluginPre};
+use super::limits::{PluginLimits, Usage, cap_output};
+use super::manifest::{self, Capability, Manifest};
+use crate::bindings::types::ToolDefinition;
+use crate::env::Environment;
+use crate::env_host::{EnvView, EnvironmentHost};
+use crate::host_tools::{HostTool, ToolCategory};
+use async_trait::async_trait;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime_wasi::p2::pipe::{MemoryOutputPipe, SinkOutputStream};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The most tools one plugin may define, and the most bytes of definitions.
+const MAX_TOOLS: usize = 64;
+const MAX_DEFINITIONS_BYTES: usize = 256 << 10;
+/// What a plugin's stderr may hold per instance (shown when it fails).
+const STDERR_BYTES: usize = 64 << 10;
+
+/// A plugin store's data.
+pub struct PluginState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    env: Arc<dyn Environment>,
+    usage: Usage,
+    stderr: MemoryOutputPipe,
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl EnvironmentHost for PluginState {
+    fn env_view(&mut self) -> EnvView<'_> {
+        EnvView {
+            env: &self.env,
+            table: &mut self.table,
+            control: None,
+        }
+    }
+}
+
+struct Live {
+    store: Store<PluginState>,
+    bindings: ToolPlugin,
+}
+
+/// What [`Plugin::start`] needs.
+pub(super) struct Parts {
+    pub name: String,
+    pub path: PathBuf,
+    pub manifest: Manifest,
+    pub granted: BTreeSet<Capability>,
+    pub engine: Engine,
+    pub pre: ToolPluginPre<PluginState>,
+    pub env: Arc<dyn Environment>,
+    pub limits: PluginLimits,
+}
+
+pub struct Plugin {
+    parts: Parts,
+    definitions: Vec<ToolDefinition>,
+    live: Mutex<Option<Live>>,
+}
+
+impl Plugin {
+    /// Instantiates the plugin and asks for its tools (under the same limits as a call).
+    pub(super) async fn start(parts: Parts) -> Result<Self, String> {
+        let mut plugin = Self {
+            parts,
+            definitions: Vec::new(),
+            live: Mutex::new(None),
+        };
+        let definitions = plugin.call("definitions()", Call::Definitions).await?;
+        let Outcome::Definitions(definitions) = definitions else {
+            return Err(format!("plugin {}: definitions() gave no tools", plugin.name()));
+        };
+        plugin.definitions = plugin.check_definitions(definitions)?;
+        Ok(plugin)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.parts.name
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.parts.path
+    }
+
+    /// The capabilities the plugin asks for.
+    pub fn requested(&self) -> &BTreeSet<Capability> {
+        &self.parts.manifest.capabilities
+    }
+
+    /// The capabilities it asked for and was granted.
+    pub fn granted(&self) -> &BTreeSet<Capability> {
+        &self.parts.granted
+    }
+
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    /// Its tools, to offer the model.
+    pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn HostTool>> {
+        self.definitions
+            .iter()
+            .map(|definition| {
+                Arc::new(PluginTool {
+                    plugin: self.clone(),
+                    definition: definition.clone(),
+                }) as Arc<dyn HostTool>
+            })
+            .collect()
+    }
+
+    pub async fn execute(&self, tool: &str, arguments_json: &str) -> Result<String, String> {
+        match self
+            .call(tool, Call::Execute(tool.to_string(), arguments_json.to_string()))
+            .await?
+        {
+            Outcome::Executed(result) => {
+                let limit = self.parts.limits.output_bytes;
+                result
+                    .map(|text| cap_output(text, limit))
+                    .map_err(|text| cap_output(text, limit))
+            }
+            Outcome::Definitions(_) => Err(format!("plugin {}: unexpected answer", self.name())),
+        }
+    }
+
+    fn origin(&self) -> String {
+        format!("plugin {} ({})", self.name(), self.parts.path.display())
+    }
+
+    async fn instantiate(&self) -> Result<Live, String> {
+        let stderr = MemoryOutputPipe::new(STDERR_BYTES);
+        let wasi = WasiCtx::builder()
+            .stdout(SinkOutputStream)
+            .stderr(stderr.clone())
+            .build();
+        let state = PluginState {
+            wasi,
+            table: ResourceTable::new(),
+            env: self.parts.env.clone(),
+            usage: Usage::new(self.parts.limits),
+            stderr,
+        };
+        let mut store = Store::new(&self.parts.engine, state);
+        store.limiter(|state| &mut state.usage);
+        // Every tick of the plugin's own code counts against its CPU limit; yielding each
+        // tick also lets the wall-clock timeout and other tasks run.
+        store.epoch_deadline_callback(|mut context| {
+            context
+                .data_mut()
+                .usage
+                .tick()
+                .map(|()| UpdateDeadline::Yield(1))
+                .map_err(wasmtime::Error::msg)
+        });
+        store.set_epoch_deadline(1);
+        let started = tokio::time::timeout(
+            self.parts.limits.wall,
+            self.parts.pre.instantiate_async(&mut store),
+        )
+        .await;
+        match started {
+            Ok(Ok(bindings)) => Ok(Live { store, bindings }),
+            Ok(Err(trap)) => Err(format!(
+                "plugin {} could not start: {}",
+                self.name(),
+                explain(&trap, &store)
+            )),
+            Err(_) => Err(format!(
+                "plugin {} could not start within {} ms",
+                self.name(),
+                self.parts.limits.wall.as_millis()
+            )),
+        }
+    }
+
+    /// Runs one call under the limits; after a trap, a limit hit or a timeout the store is
+    /// dropped, so the next call gets a fresh instance.
+    async fn call(&self, what: &str, call: Call) -> Result<Outcome, String> {
+        let mut slot = self.live.lock().await;
+        let live = match slot.take() {
+            Some(live) => live,
+            None => self.instantiate().await?,
+        };
+        let Live { mut store, bindings } = live;
+        store.data_mut().usage.start_call();
+        store.set_epoch_deadline(1);
+        let tool = bindings.agent_core_tool();
+        let limits = self.parts.limits;
+        let outcome = match &call {
+            Call::Definitions => tokio::time::timeout(limits.wall, tool.call_definitions(&mut store))
+                .await
+                .map(|r| r.map(Outcome::Definitions)),
+            Call::Execute(name, arguments) => {
+                tokio::time::timeout(limits.wall, tool.call_execute(&mut store, name, arguments))
+                    .await
+                    .map(|r| r.map(Outcome::Executed))
+            }
+        };
+        let failure = match outcome {
+            Ok(Ok(outcome)) => {
+                *slot = Some(Live { store, bindings });
+                return Ok(outcome);
+            }
+            Ok(Err(trap)) => explain(&trap, &store),
+            Err(_) => format!(
+                "it ran past its wall-clock limit of {} ms",
+                limits.wall.as_millis()
+            ),
+        };
+        tracing::warn!(plugin = %self.name(), %what, %failure, "plugin call failed; restarting it");
+        Err(format!(
+            "plugin {}: {what} failed: {failure}. The plugin was restarted; its next call starts fresh",
+            self.name()
+        ))
+    }
+
+    fn check_definitions(&self, definitions: Vec<ToolDefinition>) -> Result<Vec<ToolDefinition>, String> {
+        let name = self.name();
+        if definitions.len() > MAX_TOOLS {
+            return Err(format!(
+                "plugin {name} defines {} tools; at most {MAX_TOOLS} are allowed",
+                definitions.len()
+            ));
+        }
+        let size: usize = definitions
+            .iter()
+            .map(|d| d.name.len() + d.description.len() + d.parameters_json.len())
+            .sum();
+        if size > MAX_DEFINITIONS_BYTES {
+            return Err(format!(
+                "plugin {name}'s tool definitions take {size} bytes; at most {MAX_DEFINITIONS_BYTES} are allowed"
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for definition in &definitions {
+            let tool = &definition.name;
+            if !manifest::valid_name(tool) {
+                return Err(format!(
+                    "plugin {name} defines a tool named {tool:?}: use 1-64 letters, digits, - and _"
+                ));
+            }
+            if !seen.insert(tool.clone()) {
+                return Err(format!("plugin {name} defines the tool {tool:?} twice"));
+            }
+            let schema: serde_json::Value = serde_json::from_str(&definition.parameters_json)
+                .map_err(|e| format!("plugin {name}'s tool {tool} has parameters that are not JSON: {e}"))?;
+            if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                return Err(format!(
+                    "plugin {name}'s tool {tool} must take an object schema (\"type\": \"object\")"
+                ));
+            }
+        }
+        Ok(definitions)
+    }
+}
+
+enum Call {
+    Definitions,
+    Execute(String, String),
+}
+
+enum Outcome {
+    Definitions(Vec<ToolDefinition>),
+    Executed(Result<String, String>),
+}
+
+/// Why a call trapped, in words: the limit it hit, else the trap, plus the end of what the
+/// plugin wrote to stderr (a Python traceback, a JavaScript exception).
+fn explain(trap: &wasmtime::Error, store: &Store<PluginState>) -> String {
+    let state = store.data();
+    let mut why = match &state.usage.hit {
+        Some(hit) => hit.clone(),
+        None => match trap.downcast_ref::<wasmtime::Trap>() {
+            Some(wasmtime::Trap::UnreachableCodeReached) => {
+                "it crashed (wasm `unreachable`: a panic or abort in the plugin)".to_string()
+            }
+            Some(code) => format!("it crashed ({code})"),
+            None => format!("it failed: {}", trap.root_cause()),
+        },
+    };
+    let stderr = state.stderr.contents();
+    let stderr = String::from_utf8_lossy(&stderr);
+    let tail: String = {
+        let trimmed = stderr.trim_end();
+        let start = trimmed.len().saturating_sub(2000);
+        let start = (start..trimmed.len())
+            .find(|i| trimmed.is_char_boundary(*i))
+            .unwrap_or(0);
+        trimmed[start..].to_string()
+    };
+    if !tail.is_empty() {
+        why.push_str("; its stderr ends with:\n");
+        why.push_str(&tail);
+    }
+    why
+}
+
+/// One of a plugin's tools, as the session sees it.
+pub struct PluginTool {
+    plugin: Arc<Plugin>,
+    definition: ToolDefinition,
+}
+
+#[async_trait]
+impl HostTool for PluginTool {
+    fn definition(&self) -> ToolDefinition {
+        self.definition.clone()
+    }
+
+    fn category(&self) -> ToolCategory {
+        let granted = self.plugin.granted();
+        if granted.contains(&Capability::Write) || granted.contains(&Capability::Run) {
+            ToolCategory::Write
+        } else {
+            ToolCategory::Read
+        }
+    }
+
+    fn origin(&self) -> String {
+        self.plugin.origin()
+    }
+
+    async fn call(&self, arguments_json: &str) -> Result<String, String> {
+        self.plugin.execute(&self.definition.name, arguments_json).await
+    }
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the example Python tool plugin (tool-plugins/python) into a WebAssembly component of
+# world `agent:core/tool-plugin`: target/plugins/python_outline.wasm, with its manifest
+# target/plugins/python_outline.plugin.toml beside it.
+#
+# Installs componentize-py (pinned) into .toolchain/py-plugin-venv on first use. Skips the
+# build when the component is newer than its sources, the WIT and this script; FORCE=1
+# rebuilds anyway.
+#
+# The component imports WASI 0.2 (the CPython runtime's), which the host provides with nothing
+# granted. componentize-py's --stub-wasi is not used: CPython opens the source file to quote
+# a syntax error's line, and a stubbed open traps where a denied one fails cleanly.
+set -euo pipefail
+
+COMPONENTIZE_PY_VERSION=0.25.1
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+src="$root/tool-plugins/python"
+venv="$root/.toolchain/py-plugin-venv"
+outdir="$root/target/plugins"
+out="$outdir/python_outline.wasm"
+manifest="$outdir/python_outline.plugin.toml"
+log() { echo "build-py-plugin: $*" >&2; }
+
+mkdir -p "$outdir"
+if ! cmp -s "$src/python_outline.plugin.toml" "$manifest"; then
+  cp "$src/python_outline.plugin.toml" "$manifest"
+  log "wrote $manifest"
+fi
+
+stale() {
+  [ "${FORCE:-0}" = 1 ] && return 0
+  [ -f "$out" ] || return 0
+  [ -n "$(find "$src" "$root/wit" "$0" -type f \( -name '*.py' -o -name '*.wit' -o -name '*.sh' \) \
+    -not -path '*/__pycache__/*' -not -name 'test_*' -newer "$out" -print -quit)" ]
+}
+
+size_of() { stat -c %s "$1"; }
+report() { log "$out: $(size_of "$out") bytes ($(( $(size_of "$out") / 1024 )) KiB)"; }
+
+if ! stale; then
+  log "up to date"
+  report
+  exit 0
+fi
+
+componentize_py="$venv/bin/componentize-py"
+installed=$("$componentize_py" --version 2>/dev/null || true)
+if [ "$installed" != "componentize-py $COMPONENTIZE_PY_VERSION" ]; then
+  log "installing componentize-py $COMPONENTIZE_PY_VERSION into ${venv#"$root"/}"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "componentize-py==$COMPONENTIZE_PY_VERSION"
+fi
+
+log "componentizing tool-plugins/python (componentize-py $COMPONENTIZE_PY_VERSION)"
+start=$SECONDS
+tmp="$out.tmp.$$"
+trap 'rm -f "$tmp"' EXIT
+# VIRTUAL_ENV: look for packages in the tool's own venv only, not in the system's Python.
+VIRTUAL_ENV="$venv" "$componentize_py" --quiet -d "$root/wit" -w tool-plugin \
+  componentize -p "$src" app -o "$tmp"
+
+# A component (not a core module): `\0asm`, version 0x0d, layer 1.
+if [ "$(head -c 8 "$tmp" | od -An -tx1 | tr -d ' \n')" != 0061736d0d000100 ]; then
+  log "error: $tmp is not a WebAssembly component"
+  exit 1
+fi
+mv "$tmp" "$out"
+trap - EXIT
+log "built in $(( SECONDS - start )) s"
+report
+jco="$root/tool-plugins/js/node_modules/.bin/jco"
+if [ -x "$jco" ]; then
+  "$jco" wit "$out" | grep -E '^  (import|export) ' >&2
+else
+  log "(to list its imports, install jco: scripts/build-js-plugin.sh)"
+fi
