@@ -401,6 +401,11 @@ pub struct RecordingHost {
     pub sleeps: RefCell<Vec<u64>>,
     /// Approval requests seen.
     pub approvals: RefCell<Vec<ApprovalRequest>>,
+    /// Subagent requests seen; a spawned child "finishes" its task at once.
+    pub subagents: RefCell<Vec<SubagentRequest>>,
+    /// Messages sent to children and children closed, as `(agent id, message)` and ids.
+    pub subagent_messages: RefCell<Vec<(String, String)>>,
+    pub closed_subagents: RefCell<Vec<String>>,
     /// Called on every emitted event, e.g. to steer when a tool starts.
     #[allow(clippy::type_complexity)]
     pub on_event: RefCell<Option<Box<dyn Fn(&Event, &RecordingHost)>>>,
@@ -455,6 +460,45 @@ impl SessionHost for RecordingHost {
         (0..len)
             .map(|i| (i as u8).wrapping_mul(37).wrapping_add(11))
             .collect()
+    }
+    fn spawn_subagent(&self, request: &SubagentRequest) -> Result<String, String> {
+        let mut subagents = self.subagents.borrow_mut();
+        subagents.push(request.clone());
+        Ok(format!("agent-{}", subagents.len()))
+    }
+    fn subagent_send(&self, agent_id: &str, message: &str) -> Result<(), String> {
+        self.known_subagent(agent_id)?;
+        self.subagent_messages
+            .borrow_mut()
+            .push((agent_id.to_string(), message.to_string()));
+        Ok(())
+    }
+    fn subagent_wait(&self, agent_id: &str) -> Result<SubagentResult, String> {
+        let request = self.known_subagent(agent_id)?;
+        Ok(SubagentResult {
+            output: format!("done: {}", request.task),
+            success: true,
+            turns_used: 1,
+        })
+    }
+    fn subagent_close(&self, agent_id: &str) -> Result<(), String> {
+        self.known_subagent(agent_id)?;
+        self.closed_subagents.borrow_mut().push(agent_id.to_string());
+        Ok(())
+    }
+}
+
+impl RecordingHost {
+    fn known_subagent(&self, agent_id: &str) -> Result<SubagentRequest, String> {
+        let index: usize = agent_id
+            .strip_prefix("agent-")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("no subagent {agent_id}"))?;
+        self.subagents
+            .borrow()
+            .get(index.wrapping_sub(1))
+            .cloned()
+            .ok_or_else(|| format!("no subagent {agent_id}"))
     }
 }
 

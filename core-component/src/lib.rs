@@ -69,6 +69,9 @@ pub fn run_tool(
         max_timeout_ms: config.limits.max_command_timeout_ms,
         // Outside a session there is no model to show an image to; the text says what it is.
         images_supported: true,
+        host: ports.host.as_ref(),
+        depth: config.depth,
+        max_subagent_depth: config.limits.max_subagent_depth,
     };
     tools::start(tool, &arguments, &ctx)
         .finish(&mut |_, _| {})

@@ -237,6 +237,29 @@ pub struct ApprovalRequest {
     pub summary: String,
 }
 
+/// What a parent session asks of a new subagent (see `session-host` in the WIT).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentRequest {
+    pub parent_session_id: String,
+    pub task: String,
+    /// Subdirectory the child is scoped to, relative to the parent's working directory.
+    pub working_dir: Option<String>,
+    /// None: the parent's model.
+    pub model: Option<String>,
+    /// 0 = unlimited.
+    pub max_turns: u32,
+    /// The child's depth (the parent's + 1).
+    pub depth: u32,
+}
+
+/// What a subagent produced for its latest input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentResult {
+    pub output: String,
+    pub success: bool,
+    pub turns_used: u32,
+}
+
 /// The host's decision on a tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
@@ -258,6 +281,14 @@ pub trait SessionHost {
     fn now_ms(&self) -> u64;
     /// Random bytes (`wasi:random/random`).
     fn random_bytes(&self, len: usize) -> Vec<u8>;
+    /// Starts a child session (its own instance, running concurrently); returns its id.
+    fn spawn_subagent(&self, request: &SubagentRequest) -> Result<String, String>;
+    /// Steers a running child, or starts a new input for a finished one.
+    fn subagent_send(&self, agent_id: &str, message: &str) -> Result<(), String>;
+    /// Blocks until the child has finished its current input.
+    fn subagent_wait(&self, agent_id: &str) -> Result<SubagentResult, String>;
+    /// Aborts and removes a child.
+    fn subagent_close(&self, agent_id: &str) -> Result<(), String>;
 }
 
 /// Tools implemented by the host (`host-tools`).

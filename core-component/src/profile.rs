@@ -10,7 +10,7 @@ use crate::prompt_context::PromptContext;
 use crate::tools::validation::SchemaValidator;
 use crate::tools::{
     CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, glob, grep, list_dir,
-    read_file, read_many_files, shell, write_file,
+    read_file, read_many_files, shell, subagents, write_file,
 };
 use std::rc::Rc;
 
@@ -183,6 +183,19 @@ pub fn builtin_registry(provider: &str, default_command_timeout_ms: u64) -> Tool
             runner: Runner::Builtin(text!(read_many_files::run)),
         });
     }
+    // Every profile delegates the same way (spec 7); the depth limit is checked when called.
+    let runners: [crate::tools::Executor; 4] = [
+        text!(subagents::spawn_agent),
+        text!(subagents::send_input),
+        text!(subagents::wait),
+        text!(subagents::close_agent),
+    ];
+    for (definition, run) in subagents::definitions().into_iter().zip(runners) {
+        registry.register(RegisteredTool {
+            definition,
+            runner: Runner::Builtin(run),
+        });
+    }
     registry
 }
 
@@ -234,6 +247,16 @@ pub fn system_prompt(
             }
         }
         prompt.push_str("</git_status>");
+    }
+    if config.depth > 0 {
+        prompt.push_str(&format!(
+            "\n\n<subagent>\nYou are a subagent: another agent gave you this task and is waiting for your \
+             result. Your scope is your working directory, {}: read and change files only inside it. \
+             Work on your own: nobody will answer questions. When you are done, end with a short, \
+             complete report of what you did and found (files changed, commands run and their \
+             outcome); that final message is all the other agent receives.\n</subagent>",
+            env.working_directory()
+        ));
     }
     if !context.project_docs.is_empty() {
         prompt.push_str(

@@ -17,7 +17,8 @@ pub fn default_limits(tool: &str) -> (usize, Option<usize>) {
         "glob" => (20_000, Some(500)),
         "edit_file" | "apply_patch" => (10_000, None),
         "write_file" => (1_000, None),
-        "spawn_agent" => (20_000, None),
+        // A subagent's report comes back through `wait`.
+        "spawn_agent" | "wait" => (20_000, None),
         _ => (30_000, None),
     }
 }
@@ -25,7 +26,7 @@ pub fn default_limits(tool: &str) -> (usize, Option<usize>) {
 /// Default truncation mode of a tool.
 pub fn default_mode(tool: &str) -> Mode {
     match tool {
-        "read_file" | "shell" | "spawn_agent" => Mode::HeadTail,
+        "read_file" | "shell" | "spawn_agent" | "wait" => Mode::HeadTail,
         "grep" | "glob" | "edit_file" | "apply_patch" | "write_file" => Mode::Tail,
         _ => Mode::HeadTail,
     }

@@ -276,6 +276,29 @@ impl ports::SessionHost for Host {
     fn random_bytes(&self, len: usize) -> Vec<u8> {
         wasi::random::random::get_random_bytes(len as u64)
     }
+    fn spawn_subagent(&self, request: &ports::SubagentRequest) -> Result<String, String> {
+        sh::spawn_subagent(&sh::SubagentRequest {
+            parent_session_id: request.parent_session_id.clone(),
+            task: request.task.clone(),
+            working_dir: request.working_dir.clone(),
+            model: request.model.clone(),
+            max_turns: request.max_turns,
+            depth: request.depth,
+        })
+    }
+    fn subagent_send(&self, agent_id: &str, message: &str) -> Result<(), String> {
+        sh::subagent_send(agent_id, message)
+    }
+    fn subagent_wait(&self, agent_id: &str) -> Result<ports::SubagentResult, String> {
+        sh::subagent_wait(agent_id).map(|r| ports::SubagentResult {
+            output: r.output,
+            success: r.success,
+            turns_used: r.turns_used,
+        })
+    }
+    fn subagent_close(&self, agent_id: &str) -> Result<(), String> {
+        sh::subagent_close(agent_id)
+    }
 }
 
 fn log(level: ports::LogLevel, message: &str) {

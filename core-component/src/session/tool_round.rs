@@ -82,6 +82,9 @@ impl Session {
             default_timeout_ms: self.profile.default_command_timeout_ms,
             max_timeout_ms: self.config.limits.max_command_timeout_ms,
             images_supported: self.profile.supports_images,
+            host: self.ports.host.as_ref(),
+            depth: self.config.depth,
+            max_subagent_depth: self.config.limits.max_subagent_depth,
         };
         match tools::start(tool, &call.arguments, &ctx) {
             Started::Done(Err(error)) => Started::Done(Err(format!("Tool error ({}): {error}", call.name))),

@@ -9,11 +9,12 @@ pub mod list_dir;
 pub mod read_file;
 pub mod read_many_files;
 pub mod shell;
+pub mod subagents;
 pub mod validation;
 pub mod write_file;
 
 use crate::llm::{ImageData, ToolDefinition};
-use crate::ports::{Environment, ExecResult, HostTools, OutputStream, Process, SpawnRequest};
+use crate::ports::{Environment, ExecResult, HostTools, OutputStream, Process, SessionHost, SpawnRequest};
 use serde_json::Value;
 
 /// What a tool run needs from its session.
@@ -27,6 +28,12 @@ pub struct ToolContext<'a> {
     pub max_timeout_ms: u64,
     /// Whether the model reads images (the profile's `supports_images`).
     pub images_supported: bool,
+    /// The host, for the subagent tools.
+    pub host: &'a dyn SessionHost,
+    /// The session's nesting depth (0 for a top-level session).
+    pub depth: u32,
+    /// The deepest a session may be and still spawn subagents is one less than this.
+    pub max_subagent_depth: u32,
 }
 
 /// What a tool returns to the model: text, and images for multimodal models.

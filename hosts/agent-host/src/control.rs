@@ -16,6 +16,9 @@ pub struct AgentEvent {
     pub session_id: String,
     pub timestamp_ms: u64,
     pub data: serde_json::Value,
+    /// The subagent the event comes from; `None` for the session's own events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
 }
 
 /// Queues and flags of one session.

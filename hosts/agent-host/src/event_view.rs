@@ -26,6 +26,10 @@ impl EventView {
             }
             return;
         }
+        if let Some(agent) = &event.agent_id {
+            self.show_child(&mut out, agent, event);
+            return;
+        }
         let data = &event.data;
         let text = |field: &str| {
             data.get(field)
@@ -73,6 +77,29 @@ impl EventView {
             _ => {}
         }
         let _ = out.flush();
+    }
+
+    /// A subagent's work in one line per tool call (its streamed text would interleave with
+    /// the parent's): what it runs, what failed, and its final message.
+    fn show_child(&mut self, out: &mut impl Write, agent: &str, event: &AgentEvent) {
+        let field = |name: &str| event.data.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+        let line = match event.kind.as_str() {
+            "TOOL_CALL_START" => format!(
+                "> {} {}",
+                field("tool_name"),
+                summarize_arguments(&event.data["arguments"])
+            ),
+            "TOOL_CALL_END" if event.data.get("error").is_some_and(|e| !e.is_null()) => {
+                format!("  ! {}", first_lines(field("error"), 1))
+            }
+            "ASSISTANT_TEXT_END" if !field("text").is_empty() => first_lines(field("text"), 3),
+            "ERROR" => format!("[error] {}", field("message")),
+            _ => return,
+        };
+        self.break_line(out);
+        for text in line.lines() {
+            let _ = writeln!(out, "[{agent}] {text}");
+        }
     }
 
     fn break_line(&mut self, out: &mut impl Write) {

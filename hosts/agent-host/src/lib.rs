@@ -19,6 +19,7 @@ pub mod profile_view;
 pub mod runtime;
 pub mod settings;
 pub mod state;
+pub mod subagents;
 pub mod tool_options;
 pub mod transport;
 

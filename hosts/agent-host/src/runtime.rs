@@ -9,6 +9,7 @@ use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
 use crate::host_tools::HostTools;
 use crate::state::HostState;
+use crate::subagents::Subagents;
 use crate::transport::HttpTransport;
 use anyhow::Context;
 use std::path::Path;
@@ -19,7 +20,9 @@ use wasmtime::{Config, Engine, Store};
 use wasmtime_wasi::clocks::{WasiClocks, WasiClocksCtxView};
 use wasmtime_wasi::random::WasiRandom;
 
-/// The loaded core component, ready to instantiate sessions.
+/// The loaded core component, ready to instantiate sessions. Cheap to clone (subagents
+/// start their instances from a clone).
+#[derive(Clone)]
 pub struct AgentRuntime {
     engine: Engine,
     pre: AgentCorePre<HostState>,
@@ -133,12 +136,14 @@ impl AgentRuntime {
                 config.host_tools.push(definition);
             }
         }
-        let (mut store, bindings, control, events) = self.instantiate(env).await?;
+        let (mut store, bindings, control, events) = self.instantiate(env.clone()).await?;
+        let events_out = store.data().events.clone();
         let session = bindings
             .agent_core_agent()
             .session()
             .call_constructor(&mut store, &config)
             .await?;
+        store.data_mut().subagents = Some(Arc::new(Subagents::new(self.clone(), config, env, events_out)));
         Ok((
             AgentSession::new(store, bindings, session, control).await?,
             events,
@@ -290,13 +295,18 @@ impl AgentSession {
             .map_err(anyhow::Error::from)
     }
 
-    /// Closes the session (SESSION_END is emitted).
+    /// Closes the session (SESSION_END is emitted) and its subagents.
     pub async fn close(&mut self) -> anyhow::Result<()> {
-        self.bindings
+        let closed = self
+            .bindings
             .agent_core_agent()
             .session()
             .call_close(&mut self.store, self.session)
             .await
-            .map_err(anyhow::Error::from)
+            .map_err(anyhow::Error::from);
+        if let Some(subagents) = self.store.data().subagents.clone() {
+            subagents.close_all().await;
+        }
+        closed
     }
 }

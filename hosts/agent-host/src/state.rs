@@ -6,6 +6,7 @@ use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
 use crate::env_host::{EnvView, EnvironmentHost};
 use crate::host_tools::HostTools;
+use crate::subagents::Subagents;
 use crate::transport::{HttpTransport, ResponseHandle};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -24,6 +25,8 @@ pub struct HostState {
     pub control: Arc<SessionControl>,
     /// The session's events; the receiver's stream ends when this store is dropped.
     pub events: mpsc::UnboundedSender<AgentEvent>,
+    /// The session's children; `None` where subagents are not available.
+    pub subagents: Option<Arc<Subagents>>,
     /// Plugin and configured tools, called through `host-tools`.
     pub tools: HostTools,
     /// How tool calls are approved (read-only mode limits host tools to `read` ones).
@@ -46,6 +49,7 @@ impl HostState {
             control,
             events,
             tools: HostTools::default(),
+            subagents: None,
             approvals: ApprovalPolicy::default(),
         }
     }
@@ -116,6 +120,7 @@ impl sh::Host for HostState {
             session_id: event.session_id,
             timestamp_ms: event.timestamp_ms,
             data,
+            agent_id: None,
         });
         Ok(())
     }
@@ -157,24 +162,43 @@ impl sh::Host for HostState {
         Ok(decision)
     }
 
-    async fn spawn_subagent(&mut self, _request: sh::SubagentRequest) -> Result<Result<String, String>> {
-        Ok(Err(SUBAGENTS_UNSUPPORTED.to_string()))
+    async fn spawn_subagent(&mut self, request: sh::SubagentRequest) -> Result<Result<String, String>> {
+        match self.subagents.clone() {
+            Some(subagents) => Ok(subagents.spawn(request).await),
+            None => Ok(Err(SUBAGENTS_UNAVAILABLE.to_string())),
+        }
     }
 
-    async fn subagent_send(&mut self, _agent_id: String, _message: String) -> Result<Result<(), String>> {
-        Ok(Err(SUBAGENTS_UNSUPPORTED.to_string()))
+    async fn subagent_send(&mut self, agent_id: String, message: String) -> Result<Result<(), String>> {
+        match &self.subagents {
+            Some(subagents) => Ok(subagents.send(&agent_id, message)),
+            None => Ok(Err(SUBAGENTS_UNAVAILABLE.to_string())),
+        }
     }
 
-    async fn subagent_wait(&mut self, _agent_id: String) -> Result<Result<sh::SubagentResult, String>> {
-        Ok(Err(SUBAGENTS_UNSUPPORTED.to_string()))
+    async fn subagent_wait(&mut self, agent_id: String) -> Result<Result<sh::SubagentResult, String>> {
+        let Some(subagents) = self.subagents.clone() else {
+            return Ok(Err(SUBAGENTS_UNAVAILABLE.to_string()));
+        };
+        // Interrupting the parent stops its wait (the child keeps its own course).
+        let control = self.control.clone();
+        tokio::select! {
+            result = subagents.wait(&agent_id) => Ok(result),
+            _ = control.interrupted() => Ok(Err(format!("waiting for {agent_id} was interrupted"))),
+        }
     }
 
-    async fn subagent_close(&mut self, _agent_id: String) -> Result<Result<(), String>> {
-        Ok(Err(SUBAGENTS_UNSUPPORTED.to_string()))
+    async fn subagent_close(&mut self, agent_id: String) -> Result<Result<(), String>> {
+        match self.subagents.clone() {
+            Some(subagents) => Ok(subagents.close(&agent_id).await),
+            None => Ok(Err(SUBAGENTS_UNAVAILABLE.to_string())),
+        }
     }
 }
 
-const SUBAGENTS_UNSUPPORTED: &str = "this host does not run subagents yet";
+/// Sessions restored from a snapshot (whose configuration the host does not keep) and
+/// stand-alone tool runs have no subagents.
+const SUBAGENTS_UNAVAILABLE: &str = "subagents are not available in this session";
 
 impl host_tools::Host for HostState {
     async fn call(

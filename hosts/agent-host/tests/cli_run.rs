@@ -86,7 +86,7 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         .collect();
     assert_eq!(
         tool_names,
-        ["read_file", "write_file", "shell", "edit_file", "grep", "glob"]
+        common::profile_tools(&["read_file", "write_file", "shell", "edit_file", "grep", "glob"])
     );
     let system = first["system"][0]["text"].as_str().unwrap();
     assert!(system.contains("<environment>") && system.contains("Claude notes."));

@@ -199,7 +199,7 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
     let first = requests[0].json();
     assert_eq!(
         names(&first["tools"]),
-        ["read_file", "write_file", "shell", "apply_patch", "grep", "glob"]
+        common::profile_tools(&["read_file", "write_file", "shell", "apply_patch", "grep", "glob"])
     );
     assert_prompt_for(first["instructions"].as_str().unwrap(), "Codex notes.");
     assert_eq!(first["store"], false);
@@ -270,7 +270,7 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
     );
     assert_eq!(
         names(&first["tools"][0]["functionDeclarations"]),
-        [
+        common::profile_tools(&[
             "read_file",
             "write_file",
             "shell",
@@ -279,7 +279,7 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
             "glob",
             "list_dir",
             "read_many_files"
-        ]
+        ])
     );
     // The model turn is replayed with the signature on its call; the result names the call.
     let contents = requests[1].json()["contents"]

@@ -80,9 +80,18 @@ pub struct Script {
     pub require_api_key: Option<String>,
 }
 
+/// Replies for the requests whose body contains `marker` (e.g. text only a subagent's system
+/// prompt has), so concurrent sessions each get their own script whatever order they ask in.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub marker: String,
+    pub replies: Vec<Reply>,
+}
+
 #[derive(Default)]
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    routes: Mutex<Vec<(String, VecDeque<Reply>)>>,
     requests: Mutex<Vec<RecordedRequest>>,
     require_api_key: Option<String>,
 }
@@ -97,8 +106,15 @@ pub struct ScriptedServer {
 impl ScriptedServer {
     /// Starts on an ephemeral port of 127.0.0.1 inside the current tokio runtime.
     pub async fn start(script: Script) -> std::io::Result<Self> {
+        Self::start_routed(script, Vec::new()).await
+    }
+
+    /// Like [`ScriptedServer::start`], but a request matching a route's marker takes that
+    /// route's next reply (the first route with replies left wins); others take the script's.
+    pub async fn start_routed(script: Script, routes: Vec<Route>) -> std::io::Result<Self> {
         let shared = Arc::new(Shared {
             replies: Mutex::new(script.replies.into()),
+            routes: Mutex::new(routes.into_iter().map(|r| (r.marker, r.replies.into())).collect()),
             requests: Mutex::new(Vec::new()),
             require_api_key: script.require_api_key,
         });
@@ -185,14 +201,20 @@ async fn handle(
         (Some(key), Api::Gemini) => recorded.header("x-goog-api-key") == Some(key.as_str()),
         (Some(key), Api::Anthropic) => recorded.header("x-api-key") == Some(key.as_str()),
     };
+    let routed = lock(&shared.routes)
+        .iter_mut()
+        .find(|(marker, replies)| !replies.is_empty() && recorded.body.contains(marker.as_str()))
+        .and_then(|(_, replies)| replies.pop_front());
     lock(&shared.requests).push(recorded);
     let exhausted = "the scripted server has no more replies";
     let reply = match (authorized, api) {
-        (true, _) => lock(&shared.replies).pop_front().unwrap_or_else(|| match api {
-            Api::OpenAi => chat_completions::error(500, "server_error", "exhausted", exhausted),
-            Api::Gemini => gemini::error(500, "INTERNAL", exhausted),
-            Api::Anthropic => anthropic::error(500, "api_error", exhausted),
-        }),
+        (true, _) => routed
+            .or_else(|| lock(&shared.replies).pop_front())
+            .unwrap_or_else(|| match api {
+                Api::OpenAi => chat_completions::error(500, "server_error", "exhausted", exhausted),
+                Api::Gemini => gemini::error(500, "INTERNAL", exhausted),
+                Api::Anthropic => anthropic::error(500, "api_error", exhausted),
+            }),
         (false, Api::OpenAi) => chat_completions::error(
             401,
             "invalid_request_error",

@@ -62,3 +62,11 @@ pub fn plugin(name: &str) -> PathBuf {
     );
     path
 }
+
+/// A profile's tool names as the model is offered them: its own, then the subagent tools
+/// every profile has.
+pub fn profile_tools(own: &[&'static str]) -> Vec<&'static str> {
+    let mut tools = own.to_vec();
+    tools.extend(["spawn_agent", "send_input", "wait", "close_agent"]);
+    tools
+}

@@ -68,7 +68,9 @@ async fn healthy_after(fixture: &Fixture) {
 async fn timed(fixture: &Fixture, tool: &str) -> (Result<String, String>, Duration) {
     let started = Instant::now();
     let result = fixture.plugin.execute(tool, "{}").await;
-    (result, started.elapsed())
+    let elapsed = started.elapsed();
+    eprintln!("{tool}: over after {elapsed:?}");
+    (result, elapsed)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
