@@ -303,7 +303,7 @@ async fn run(
     match outcome {
         Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
         Ok(Err(error)) => {
-            let mut message = describe_agent_error(&error);
+            let mut message = agent_host::runtime::describe_agent_error(&error);
             if let (api::AgentError::Llm(text), Some(hint)) = (&error, credential_hint)
                 && text.starts_with("authentication error")
             {
@@ -373,16 +373,6 @@ async fn profile_tool_names(
         .flatten()
         .filter_map(|tool| tool["name"].as_str().map(str::to_string))
         .collect())
-}
-
-fn describe_agent_error(error: &api::AgentError) -> String {
-    match error {
-        api::AgentError::Closed => "the session is closed".to_string(),
-        api::AgentError::Busy => "the session is busy".to_string(),
-        api::AgentError::InvalidConfig(m) => format!("invalid configuration: {m}"),
-        api::AgentError::Llm(m) => format!("the LLM request failed: {m}"),
-        api::AgentError::Internal(m) => format!("internal error: {m}"),
-    }
 }
 
 /// The environment and a runtime with the endpoints of the process environment, for

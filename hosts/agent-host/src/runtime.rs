@@ -310,3 +310,14 @@ impl AgentSession {
         closed
     }
 }
+
+/// An agent error in words, for people and for a parent agent reading a subagent's result.
+pub fn describe_agent_error(error: &api::AgentError) -> String {
+    match error {
+        api::AgentError::Closed => "the session is closed".to_string(),
+        api::AgentError::Busy => "the session is busy".to_string(),
+        api::AgentError::InvalidConfig(m) => format!("invalid configuration: {m}"),
+        api::AgentError::Llm(m) => format!("the LLM request failed: {m}"),
+        api::AgentError::Internal(m) => format!("internal error: {m}"),
+    }
+}

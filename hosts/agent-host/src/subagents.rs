@@ -201,7 +201,10 @@ async fn drive(
                 output: outcome.final_text,
             },
             Ok(Err(error)) => sh::SubagentResult {
-                output: format!("the subagent failed: {error:?}"),
+                output: format!(
+                    "the subagent failed: {}",
+                    crate::runtime::describe_agent_error(&error)
+                ),
                 success: false,
                 turns_used: 0,
             },
