@@ -25,23 +25,11 @@ if [ ! -f "$src/node_modules/.package-lock.json" ] ||
   (cd "$src" && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 
-mkdir -p "$outdir"
-if ! cmp -s "$src/markdown_outline.plugin.toml" "$manifest"; then
-  cp "$src/markdown_outline.plugin.toml" "$manifest"
-  log "wrote $manifest"
-fi
+# shellcheck source=plugin-build-lib.sh
+. "$root/scripts/plugin-build-lib.sh"
+copy_manifest "$src/markdown_outline.plugin.toml"
 
-stale() {
-  [ "${FORCE:-0}" = 1 ] && return 0
-  [ -f "$out" ] || return 0
-  [ -n "$(find "$src/src" "$src/package-lock.json" "$root/wit" "$0" -type f \
-    -newer "$out" -print -quit)" ]
-}
-
-size_of() { stat -c %s "$1"; }
-report() { log "$out: $(size_of "$out") bytes ($(( $(size_of "$out") / 1024 )) KiB)"; }
-
-if ! stale; then
+if ! stale "$src/src" "$src/package-lock.json" "$root/wit" "$0" -type f; then
   log "up to date"
   report
   exit 0
@@ -57,12 +45,7 @@ trap 'rm -f "$tmp"' EXIT
 "$src/node_modules/.bin/componentize-js" "$src/src/plugin.js" \
   --wit "$root/wit" --world-name tool-plugin --disable http fetch-event -o "$tmp" >&2
 
-# A component (not a core module): `\0asm`, version 0x0d, layer 1.
-if [ "$(head -c 8 "$tmp" | od -An -tx1 | tr -d ' \n')" != 0061736d0d000100 ]; then
-  log "error: $tmp is not a WebAssembly component"
-  exit 1
-fi
-mv "$tmp" "$out"
+publish_component "$tmp"
 trap - EXIT
 log "built in $(( SECONDS - start )) s"
 report

@@ -22,23 +22,12 @@ out="$outdir/python_outline.wasm"
 manifest="$outdir/python_outline.plugin.toml"
 log() { echo "build-py-plugin: $*" >&2; }
 
-mkdir -p "$outdir"
-if ! cmp -s "$src/python_outline.plugin.toml" "$manifest"; then
-  cp "$src/python_outline.plugin.toml" "$manifest"
-  log "wrote $manifest"
-fi
+# shellcheck source=plugin-build-lib.sh
+. "$root/scripts/plugin-build-lib.sh"
+copy_manifest "$src/python_outline.plugin.toml"
 
-stale() {
-  [ "${FORCE:-0}" = 1 ] && return 0
-  [ -f "$out" ] || return 0
-  [ -n "$(find "$src" "$root/wit" "$0" -type f \( -name '*.py' -o -name '*.wit' -o -name '*.sh' \) \
-    -not -path '*/__pycache__/*' -not -name 'test_*' -newer "$out" -print -quit)" ]
-}
-
-size_of() { stat -c %s "$1"; }
-report() { log "$out: $(size_of "$out") bytes ($(( $(size_of "$out") / 1024 )) KiB)"; }
-
-if ! stale; then
+if ! stale "$src" "$root/wit" "$0" -type f \( -name '*.py' -o -name '*.wit' -o -name '*.sh' \) \
+  -not -path '*/__pycache__/*' -not -name 'test_*'; then
   log "up to date"
   report
   exit 0
@@ -61,12 +50,7 @@ trap 'rm -f "$tmp"' EXIT
 VIRTUAL_ENV="$venv" "$componentize_py" --quiet -d "$root/wit" -w tool-plugin \
   componentize -p "$src" app -o "$tmp"
 
-# A component (not a core module): `\0asm`, version 0x0d, layer 1.
-if [ "$(head -c 8 "$tmp" | od -An -tx1 | tr -d ' \n')" != 0061736d0d000100 ]; then
-  log "error: $tmp is not a WebAssembly component"
-  exit 1
-fi
-mv "$tmp" "$out"
+publish_component "$tmp"
 trap - EXIT
 log "built in $(( SECONDS - start )) s"
 report

@@ -89,10 +89,6 @@ impl AgentRuntime {
         self.approvals.read_only = read_only;
     }
 
-    pub fn host_tools(&self) -> &HostTools {
-        &self.tools
-    }
-
     pub fn engine(&self) -> &Engine {
         &self.engine
     }

@@ -197,10 +197,7 @@ async fn create_a_file_task_runs_against_the_openai_responses_api() -> anyhow::R
     assert_eq!(requests.len(), 2);
     assert!(requests.iter().all(|r| r.path == "/v1/responses"));
     let first = requests[0].json();
-    assert_eq!(
-        names(&first["tools"]),
-        common::profile_tools(&["read_file", "write_file", "shell", "apply_patch", "grep", "glob"])
-    );
+    assert_eq!(names(&first["tools"]), common::profile_tools("openai"));
     assert_prompt_for(first["instructions"].as_str().unwrap(), "Codex notes.");
     assert_eq!(first["store"], false);
     assert_eq!(first["input"][0]["content"][0]["type"], "input_text");
@@ -270,16 +267,7 @@ async fn create_a_file_task_runs_against_the_gemini_api() -> anyhow::Result<()> 
     );
     assert_eq!(
         names(&first["tools"][0]["functionDeclarations"]),
-        common::profile_tools(&[
-            "read_file",
-            "write_file",
-            "shell",
-            "edit_file",
-            "grep",
-            "glob",
-            "list_dir",
-            "read_many_files"
-        ])
+        common::profile_tools("gemini")
     );
     // The model turn is replayed with the signature on its call; the result names the call.
     let contents = requests[1].json()["contents"]

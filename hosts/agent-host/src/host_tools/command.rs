@@ -74,11 +74,6 @@ impl CommandToolContext {
         };
         Self::new(&workspace, options.env_policy.0)
     }
-
-    pub fn with_source(mut self, source: impl Into<PathBuf>) -> Self {
-        self.source = Some(source.into());
-        self
-    }
 }
 
 /// Checks every spec and builds its tool; the first mistake is the error.
@@ -110,10 +105,6 @@ impl CommandTool {
     /// Checks a spec without building the tool (for loading a configuration early).
     pub fn check(spec: &CommandToolSpec) -> Result<(), SpecError> {
         spec.plan().map(|_| ())
-    }
-
-    pub fn spec(&self) -> &CommandToolSpec {
-        &self.spec
     }
 
     /// The arguments the program gets for a call: the arguments are validated against the

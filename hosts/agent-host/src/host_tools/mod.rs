@@ -88,10 +88,6 @@ impl HostTools {
         self.tools.get(name)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
     pub async fn call(&self, name: &str, arguments_json: &str) -> Result<String, String> {
         match self.tools.get(name) {
             Some(tool) => tool.call(arguments_json).await,

@@ -63,10 +63,23 @@ pub fn plugin(name: &str) -> PathBuf {
     path
 }
 
-/// A profile's tool names as the model is offered them: its own, then the subagent tools
-/// every profile has.
-pub fn profile_tools(own: &[&'static str]) -> Vec<&'static str> {
-    let mut tools = own.to_vec();
+/// A profile's tool names in the order the model is offered them: its own, then the
+/// subagent tools every profile has.
+pub fn profile_tools(provider: &str) -> Vec<&'static str> {
+    let mut tools = vec!["read_file", "write_file", "shell"];
+    match provider {
+        "openai" => tools.extend(["apply_patch", "grep", "glob"]),
+        "gemini" => tools.extend(["edit_file", "grep", "glob", "list_dir", "read_many_files"]),
+        _ => tools.extend(["edit_file", "grep", "glob"]),
+    }
     tools.extend(["spawn_agent", "send_input", "wait", "close_agent"]);
     tools
+}
+
+/// Whether the process whose id is written in `pid` (as a command's `echo $$` left it)
+/// still runs: a zombie waiting for its parent to reap it counts as gone. On `Some`, the
+/// process's `/proc` stat line, for the failure message.
+pub fn still_running(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).ok()?;
+    (!stat.contains(") Z ")).then_some(stat)
 }

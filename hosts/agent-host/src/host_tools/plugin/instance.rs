@@ -10,7 +10,9 @@ use crate::env_host::{EnvView, EnvironmentHost};
 use crate::host_tools::{HostTool, ToolCategory};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use wasmtime::component::ResourceTable;
@@ -83,20 +85,17 @@ impl Plugin {
             definitions: Vec::new(),
             live: Mutex::new(None),
         };
-        let definitions = plugin.call("definitions()", Call::Definitions).await?;
-        let Outcome::Definitions(definitions) = definitions else {
-            return Err(format!("plugin {}: definitions() gave no tools", plugin.name()));
-        };
+        let definitions = plugin
+            .call("definitions()", |tool, store| {
+                Box::pin(tool.call_definitions(store))
+            })
+            .await?;
         plugin.definitions = plugin.check_definitions(definitions)?;
         Ok(plugin)
     }
 
     pub fn name(&self) -> &str {
         &self.parts.name
-    }
-
-    pub fn path(&self) -> &std::path::Path {
-        &self.parts.path
     }
 
     /// The capabilities the plugin asks for.
@@ -127,18 +126,16 @@ impl Plugin {
     }
 
     pub async fn execute(&self, tool: &str, arguments_json: &str) -> Result<String, String> {
-        match self
-            .call(tool, Call::Execute(tool.to_string(), arguments_json.to_string()))
-            .await?
-        {
-            Outcome::Executed(result) => {
-                let limit = self.parts.limits.output_bytes;
-                result
-                    .map(|text| cap_output(text, limit))
-                    .map_err(|text| cap_output(text, limit))
-            }
-            Outcome::Definitions(_) => Err(format!("plugin {}: unexpected answer", self.name())),
-        }
+        let (name, arguments) = (tool.to_string(), arguments_json.to_string());
+        let result = self
+            .call(tool, move |guest, store| {
+                Box::pin(async move { guest.call_execute(store, &name, &arguments).await })
+            })
+            .await?;
+        let limit = self.parts.limits.output_bytes;
+        result
+            .map(|text| cap_output(text, limit))
+            .map_err(|text| cap_output(text, limit))
     }
 
     fn origin(&self) -> String {
@@ -193,7 +190,11 @@ impl Plugin {
 
     /// Runs one call under the limits; after a trap, a limit hit or a timeout the store is
     /// dropped, so the next call gets a fresh instance.
-    async fn call(&self, what: &str, call: Call) -> Result<Outcome, String> {
+    async fn call<R>(
+        &self,
+        what: &str,
+        run: impl for<'a> FnOnce(&'a Guest, &'a mut Store<PluginState>) -> GuestCall<'a, R>,
+    ) -> Result<R, String> {
         let mut slot = self.live.lock().await;
         let live = match slot.take() {
             Some(live) => live,
@@ -202,18 +203,8 @@ impl Plugin {
         let Live { mut store, bindings } = live;
         store.data_mut().usage.start_call();
         store.set_epoch_deadline(1);
-        let tool = bindings.agent_core_tool();
         let limits = self.parts.limits;
-        let outcome = match &call {
-            Call::Definitions => tokio::time::timeout(limits.wall, tool.call_definitions(&mut store))
-                .await
-                .map(|r| r.map(Outcome::Definitions)),
-            Call::Execute(name, arguments) => {
-                tokio::time::timeout(limits.wall, tool.call_execute(&mut store, name, arguments))
-                    .await
-                    .map(|r| r.map(Outcome::Executed))
-            }
-        };
+        let outcome = tokio::time::timeout(limits.wall, run(bindings.agent_core_tool(), &mut store)).await;
         let failure = match outcome {
             Ok(Ok(outcome)) => {
                 *slot = Some(Live { store, bindings });
@@ -272,15 +263,9 @@ impl Plugin {
     }
 }
 
-enum Call {
-    Definitions,
-    Execute(String, String),
-}
-
-enum Outcome {
-    Definitions(Vec<ToolDefinition>),
-    Executed(Result<String, String>),
-}
+/// The plugin's `tool` export, and one call of it in flight.
+type Guest = super::bindings::exports::agent::core::tool::Guest;
+type GuestCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 /// Why a call trapped, in words: the limit it hit, else the trap, plus the end of what the
 /// plugin wrote to stderr (a Python traceback, a JavaScript exception).

@@ -65,10 +65,6 @@ impl PluginHost {
         })
     }
 
-    pub fn limits(&self) -> PluginLimits {
-        self.limits
-    }
-
     /// Loads the plugin at `path` over `env`, scoped to its working directory, with the
     /// capabilities it asks for that `grants` (by plugin name) allow, and asks it for its tools.
     pub async fn load(
