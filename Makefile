@@ -6,7 +6,7 @@ COMPONENT := target/agent-core.wasm
 export AGENT_CORE_COMPONENT := $(CURDIR)/$(COMPONENT)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test component host plugins lint test-rust test-plugins test-demo test-debian-route clean help fuzz
+.PHONY: run test component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
 
 help:
 	@echo "make run   - run TASK in WORKDIR (scripted demo when no provider is configured)"
@@ -21,6 +21,14 @@ plugins:
 	scripts/build-rust-plugins.sh
 	scripts/build-py-plugin.sh
 	scripts/build-js-plugin.sh
+
+## The same component for browsers (jco, JSPI) in hosts/web/gen/, and the page in target/web/.
+web: component
+	scripts/build-web.sh
+
+## Serves the page on http://127.0.0.1:8080 with a scripted LLM server for its "local" preset.
+web-serve: web host
+	node hosts/web/scripts/serve.mjs
 
 ## The native host and the scripted LLM server.
 host:
@@ -53,6 +61,12 @@ test-plugins: plugins
 	python3 -m unittest discover -s tool-plugins/python
 	cd tool-plugins/js && npm test
 
+## The browser host: its modules under Node, then the page in Debian's headless Chromium
+## against the scripted LLM server, side by side with the native host on the same scenarios.
+test-web: web host
+	scripts/ensure-chromium.sh
+	cd hosts/web && npm test
+
 ## make run's no-key path must keep working: run it with every provider variable unset.
 test-demo: component host
 	env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL -u OPENAI_API_KEY -u OPENAI_BASE_URL \
@@ -68,7 +82,7 @@ test-debian-route:
 	AGENT_CORE_COMPONENT=$(CURDIR)/target/wasm-debian/wasm32-unknown-unknown/component/agent_core.wasm \
 	    cargo test --locked -p agent-host --test component_imports --test cli_run
 
-test: lint test-rust test-plugins test-demo test-debian-route
+test: lint test-rust test-plugins test-web test-demo test-debian-route
 	@echo "make test: all passed"
 
 clean:

@@ -16,14 +16,7 @@ out="$outdir/markdown_outline.wasm"
 manifest="$outdir/markdown_outline.plugin.toml"
 log() { echo "build-js-plugin: $*" >&2; }
 
-command -v node >/dev/null || { log "error: node is not installed"; exit 1; }
-command -v npm >/dev/null || { log "error: npm is not installed"; exit 1; }
-
-if [ ! -f "$src/node_modules/.package-lock.json" ] ||
-  [ "$src/package-lock.json" -nt "$src/node_modules/.package-lock.json" ]; then
-  log "installing npm dependencies of tool-plugins/js (npm ci)"
-  (cd "$src" && npm ci --no-audit --no-fund --loglevel=error >&2)
-fi
+"$root/scripts/ensure-npm-deps.sh" "$src"
 
 # shellcheck source=plugin-build-lib.sh
 . "$root/scripts/plugin-build-lib.sh"

@@ -19,6 +19,8 @@ pub struct FakeEnv {
     /// concurrent execution (all spawns before the first wait) from sequential.
     pub process_log: Rc<RefCell<Vec<String>>>,
     handler: ProcessHandler,
+    /// Like the browser host's: platform `browser`, and `spawn` is unsupported.
+    browser: bool,
 }
 
 impl Default for FakeEnv {
@@ -37,6 +39,15 @@ impl FakeEnv {
             spawned: RefCell::new(Vec::new()),
             process_log: Rc::default(),
             handler,
+            browser: false,
+        }
+    }
+
+    /// An environment like the browser host's, which cannot run processes.
+    pub fn browser() -> Self {
+        Self {
+            browser: true,
+            ..Self::default()
         }
     }
 
@@ -240,7 +251,10 @@ impl Environment for FakeEnv {
     }
 
     fn platform(&self) -> String {
-        "linux".to_string()
+        match self.browser {
+            true => "browser".to_string(),
+            false => "linux".to_string(),
+        }
     }
 
     fn os_version(&self) -> String {
@@ -248,6 +262,11 @@ impl Environment for FakeEnv {
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn Process>, SpawnError> {
+        if self.browser {
+            return Err(SpawnError::Unsupported(
+                "this is a browser: there is no process execution here".to_string(),
+            ));
+        }
         let result = (self.handler)(&request);
         self.process_log
             .borrow_mut()

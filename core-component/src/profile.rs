@@ -235,6 +235,16 @@ pub fn system_prompt(
         profile.model_display_name(&config.model),
         profile.knowledge_cutoff.as_deref().unwrap_or("unknown"),
     ));
+    if env.platform() == "browser" {
+        // Said up front so the model plans with the file tools instead of discovering, one
+        // failed shell call at a time, that nothing can be run.
+        prompt.push_str(
+            "\n\n<no_processes>\nThis workspace lives in a web browser's memory: no process can be \
+             run here (no shell, interpreters, compilers, package managers, git or tests). A \
+             shell call fails. Read, search and change files with the file tools, and check \
+             your work by reading the files back.\n</no_processes>",
+        );
+    }
     if let Some(git) = git.filter(|g| g.changed_files.is_some() || !g.recent_commits.is_empty()) {
         prompt.push_str("\n\n<git_status>\n");
         if let Some(changed) = git.changed_files {

@@ -69,6 +69,18 @@ fn the_prompt_has_the_environment_git_snapshot_and_the_profiles_project_docs_in_
 }
 
 #[test]
+fn a_browser_environment_is_described_as_one_that_cannot_run_processes() {
+    for provider in ["anthropic", "openai", "gemini"] {
+        let prompt = system_prompt(provider, FakeEnv::browser());
+        assert!(prompt.contains("Platform: browser"), "{prompt}");
+        assert!(prompt.contains("<no_processes>"), "{provider}: {prompt}");
+        assert!(prompt.contains("A shell call fails"), "{provider}");
+    }
+    let native = system_prompt("anthropic", FakeEnv::default());
+    assert!(!native.contains("<no_processes>"));
+}
+
+#[test]
 fn the_openai_profile_reads_codex_instructions_and_no_repository_means_no_git_block() {
     let env = FakeEnv::default();
     env.put("AGENTS.md", "Shared.");

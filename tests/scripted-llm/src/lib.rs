@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tower_http::cors::{AllowHeaders, Any, CorsLayer};
 
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,7 +119,12 @@ impl ScriptedServer {
             requests: Mutex::new(Vec::new()),
             require_api_key: script.require_api_key,
         });
-        let app = Router::new().fallback(handle).with_state(shared.clone());
+        // The real APIs answer browsers' preflights (Anthropic once its direct-browser-access
+        // header is sent), so the scripted one does too; preflights are not recorded.
+        let app = Router::new()
+            .fallback(handle)
+            .with_state(shared.clone())
+            .layer(cors());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -230,6 +236,16 @@ async fn handle(
         (false, Api::Anthropic) => anthropic::error(401, "authentication_error", "invalid x-api-key"),
     };
     respond(reply)
+}
+
+/// Any origin, method and header; headers are mirrored rather than `*` because a wildcard
+/// does not cover `authorization` (OpenAI's key), and every response header is readable.
+fn cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods(Any)
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers(Any)
 }
 
 /// Which provider API a request is for, by its path.

@@ -1,0 +1,205 @@
+// The library API (AgentSession and friends) in headless Chromium, through the page's
+// `window.agentLib`: JavaScript tools, approvals, subagents, the event iterator, and a session
+// reopened from its snapshot. Each test drives the real component against the scripted server.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { browserUnavailable, startBrowser } from './support/browser.mjs';
+import { startScriptedServer } from './support/processes.mjs';
+
+const unavailable = browserUnavailable();
+const text = (t) => ({ type: 'text', text: t });
+const tool = (id, name, input) => ({ type: 'tool_use', id, name, input });
+
+/** The tool_result blocks of a recorded Anthropic request. */
+function toolResults(request) {
+  return JSON.parse(request.body)
+    .messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+    .filter((b) => b.type === 'tool_result');
+}
+
+const resultText = (block) => (typeof block.content === 'string' ? block.content : block.content.map((c) => c.text).join(''));
+
+describe('the library API in headless Chromium', { skip: unavailable }, () => {
+  let browser;
+  let page;
+  before(async () => {
+    browser = await startBrowser();
+    page = await browser.open('?empty=1');
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  test('a JavaScript tool is offered to the model, called, and its failure is an error result', async () => {
+    const server = await startScriptedServer({
+      anthropic: [
+        [tool('t1', 'lookup_weather', { city: 'Oslo' })],
+        [tool('t2', 'lookup_weather', { city: 'Atlantis' })],
+        [text('Oslo is cold.')],
+      ],
+    });
+    const outcome = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const session = await AgentSession.open({
+        workspace: new MemoryWorkspace(),
+        endpoints: { local: { baseUrl: url } },
+        config: {
+          endpoint: 'local',
+          tools: [{
+            name: 'lookup_weather',
+            description: 'Current weather of a city.',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+            async call({ city }) {
+              if (city === 'Atlantis') throw new Error(`no such city: ${city}`);
+              return { city, celsius: -3 };
+            },
+          }],
+        },
+      });
+      const outcome = await session.submit('Weather in Oslo?');
+      session.close();
+      return outcome;
+    }, server.url);
+    assert.equal(outcome.stopReason, 'completed');
+    assert.equal(outcome.finalText, 'Oslo is cold.');
+    const requests = await server.stop();
+    assert.ok(JSON.parse(requests[0].body).tools.some((t) => t.name === 'lookup_weather'));
+    const [ok, failed] = toolResults(requests[2]);
+    assert.equal(resultText(ok), '{"city":"Oslo","celsius":-3}');
+    assert.equal(failed.is_error, true);
+    assert.match(resultText(failed), /lookup_weather failed: no such city: Atlantis/);
+  });
+
+  test('a denied approval leaves the workspace untouched and tells the model why', async () => {
+    const server = await startScriptedServer({
+      anthropic: [[tool('w1', 'write_file', { file_path: 'secret.txt', content: 'x' })], [text('Understood.')]],
+    });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const workspace = new MemoryWorkspace();
+      const asked = [];
+      const session = await AgentSession.open({
+        workspace,
+        endpoints: { local: { baseUrl: url } },
+        config: { endpoint: 'local' },
+        approve: async (request) => {
+          asked.push(request.toolName + ' ' + request.arguments.file_path);
+          return 'writes are not allowed in this demo';
+        },
+      });
+      await session.submit('Write a secret.');
+      return { asked, exists: workspace.exists('secret.txt') };
+    }, server.url);
+    assert.deepEqual(result, { asked: ['write_file secret.txt'], exists: false });
+    const [denied] = toolResults((await server.stop())[1]);
+    assert.equal(denied.is_error, true);
+    assert.match(resultText(denied), /writes are not allowed in this demo/);
+  });
+
+  test('subagents run as their own instances, scoped to a folder, their events tagged', async () => {
+    const server = await startScriptedServer({
+      anthropic: [
+        [tool('p1', 'spawn_agent', { task: 'Write the docs index.', working_dir: 'docs' })],
+        [tool('p2', 'wait', { agent_id: 'agent-1' })],
+        [text('The subagent wrote docs/index.md.')],
+      ],
+      routes: [{
+        marker: '<subagent>',
+        anthropic: [
+          [tool('c1', 'write_file', { file_path: 'index.md', content: '# Docs\n' })],
+          [text('Wrote index.md in docs.')],
+        ],
+      }],
+    });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const workspace = new MemoryWorkspace({ 'docs/': null });
+      const session = await AgentSession.open({ workspace, endpoints: { local: { baseUrl: url } }, config: { endpoint: 'local' } });
+      const tagged = [];
+      session.on((e) => e.agentId && tagged.push(`${e.agentId} ${e.kind}`));
+      const outcome = await session.submit('Get the docs written.');
+      session.close();
+      return { outcome, files: workspace.toObject(), tagged };
+    }, server.url);
+    assert.equal(result.outcome.finalText, 'The subagent wrote docs/index.md.');
+    assert.deepEqual(result.files, { 'docs/index.md': '# Docs\n' });
+    assert.ok(result.tagged.includes('agent-1 TOOL_CALL_END'), result.tagged.join('\n'));
+    const requests = await server.stop();
+    const waited = toolResults(requests.find((r) => !r.body.includes('<subagent>') && r.body.includes('"p2"')));
+    const report = JSON.parse(resultText(waited.at(-1)));
+    assert.deepEqual([report.agent_id, report.success, report.output], ['agent-1', true, 'Wrote index.md in docs.']);
+  });
+
+  test('events() iterates until SESSION_END, and a snapshot reopens the conversation', async () => {
+    const server = await startScriptedServer({ anthropic: [[text('First answer.')], [text('Second answer.')]] });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const options = { workspace: new MemoryWorkspace(), endpoints: { local: { baseUrl: url } }, config: { endpoint: 'local' } };
+      const first = await AgentSession.open(options);
+      const kinds = [];
+      const collected = (async () => {
+        for await (const event of first.events()) kinds.push(event.kind);
+      })();
+      await first.submit('Remember the word kiwi.');
+      const snapshot = first.snapshot();
+      first.close();
+      await collected;
+      const second = await AgentSession.open({ ...options, snapshot });
+      const outcome = await second.submit('Which word?');
+      return { kinds, sameId: second.id === first.id, turns: second.history().length, outcome };
+    }, server.url);
+    assert.equal(result.kinds[0], 'SESSION_START');
+    assert.equal(result.kinds.at(-1), 'SESSION_END');
+    assert.ok(result.kinds.includes('ASSISTANT_TEXT_DELTA'));
+    assert.equal(result.sameId, true);
+    assert.equal(result.outcome.finalText, 'Second answer.');
+    const requests = await server.stop();
+    assert.match(requests[1].body, /Remember the word kiwi\..*First answer\..*Which word\?/s);
+  });
+
+  test('a follow-up queued during a run is handled after it, and abort closes the session', async () => {
+    const server = await startScriptedServer({
+      anthropic: [
+        { blocks: [text('Working on the first input.')], delay_ms: 200 },
+        [text('Follow-up handled.')],
+        { blocks: [text('This reply is cut short by the abort, piece by piece.')], delay_ms: 1500 },
+      ],
+    });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const session = await AgentSession.open({ workspace: new MemoryWorkspace(), endpoints: { local: { baseUrl: url } }, config: { endpoint: 'local' } });
+      const kinds = [];
+      session.on((e) => kinds.push(e.kind));
+      const first = session.submit('First input.');
+      session.followUp('Then this follow-up.');
+      const followed = await first;
+      const second = session.submit('Something slow.');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      session.abort();
+      const aborted = await second;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      let afterwards;
+      try {
+        await session.submit('Anyone there?');
+      } catch (e) {
+        afterwards = `${e.name} ${e.kind}`;
+      }
+      return { followed, aborted, state: session.state, lastKind: kinds.at(-1), afterwards };
+    }, server.url);
+    assert.equal(result.followed.finalText, 'Follow-up handled.');
+    assert.equal(result.aborted.stopReason, 'aborted');
+    assert.equal(result.state, 'closed');
+    assert.equal(result.lastKind, 'SESSION_END');
+    assert.equal(result.afterwards, 'AgentError closed');
+    const requests = await server.stop();
+    assert.equal(requests.length, 3);
+    assert.match(requests[1].body, /First input\..*Working on the first input\..*Then this follow-up\./s);
+  });
+
+  test('the page reports no errors', () => {
+    assert.deepEqual(browser.problems, []);
+  });
+});
+
+if (unavailable) console.log(`browser API tests skipped: ${unavailable}`);
