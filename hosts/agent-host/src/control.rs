@@ -4,12 +4,13 @@
 //! many controllers are still around.
 
 use crate::bindings::session_host::Interruption;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use tokio::sync::watch;
 
 /// One event of a session, as the embedding API delivers it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Deserializable so that a persisted event log (`persist`) reads back as it was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentEvent {
     /// The spec's name, e.g. `TOOL_CALL_END`.
     pub kind: String,
@@ -17,7 +18,7 @@ pub struct AgentEvent {
     pub timestamp_ms: u64,
     pub data: serde_json::Value,
     /// The subagent the event comes from; `None` for the session's own events.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
 }
 

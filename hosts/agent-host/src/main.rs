@@ -2,9 +2,10 @@
 
 use agent_host::bindings::api;
 use agent_host::config::{default_model, locate_component, session_config};
-use agent_host::endpoints::{COMPATIBLE_VAR, variable_prefix};
 use agent_host::env::EnvOptions;
 use agent_host::host_tools::HostTools;
+use agent_host::layered_config::{Settings, SettingsFlags, Source};
+use agent_host::record_replay::RecordReplayOptions;
 use agent_host::tool_options::{PluginOptions, PluginSources, load_plugins};
 use agent_host::{AgentRuntime, Endpoints, Environment, HttpTransport};
 use clap::{Parser, Subcommand};
@@ -13,6 +14,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod chat;
+mod cli_config;
+mod cli_sessions;
 mod event_view;
 mod plugin_view;
 
@@ -23,6 +27,18 @@ mod exit {
     pub const LIMIT: u8 = 3;
     pub const INTERRUPTED: u8 = 130;
 }
+
+/// `run --help`'s account of the exit codes and of what is printed where.
+const RUN_EXIT_CODES: &str = "Output: readable text on stdout (never coloured), or one JSON object \
+per event with --json; errors and warnings on stderr.
+
+Exit codes:
+  0    the task completed (or the agent asked a question back)
+  1    the agent failed: the LLM request failed, the component trapped, or the conversation \
+no longer fits the context window
+  2    usage: bad flags or configuration, no provider configured, unknown provider
+  3    stopped by a limit (--max-turns, max_tool_rounds_per_input)
+  130  interrupted (Ctrl-C)";
 
 #[derive(Parser)]
 #[command(name = "agent-host", version, about = "Run the agent-core component natively")]
@@ -37,13 +53,14 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a task to completion and print each event as it happens.
+    #[command(after_help = RUN_EXIT_CODES)]
     Run {
         /// What the agent should do.
         task: String,
         #[command(flatten)]
         env: EnvOptions,
-        /// Provider: anthropic, openai, gemini, or a server named in
-        /// OPENAI_COMPATIBLE_ENDPOINTS (default: the first built-in one configured).
+        /// Provider: anthropic, openai, gemini, a server named in OPENAI_COMPATIBLE_ENDPOINTS,
+        /// or replay (with --replay FILE) (default: the first built-in one configured).
         #[arg(long)]
         provider: Option<String>,
         /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
@@ -52,12 +69,23 @@ enum Command {
         /// Print one JSON object per event instead of readable text.
         #[arg(long)]
         json: bool,
-        /// Stop after this many LLM turns (0 = unlimited).
-        #[arg(long, default_value_t = 0)]
-        max_turns: u32,
+        /// Stop after this many LLM turns (0 = unlimited; default: the configuration, else 0).
+        #[arg(long)]
+        max_turns: Option<u32>,
+        #[command(flatten)]
+        settings: SettingsFlags,
         #[command(flatten)]
         plugins: PluginOptions,
+        #[command(flatten)]
+        record_replay: RecordReplayOptions,
+        #[command(flatten)]
+        persist: cli_sessions::PersistOptions,
     },
+    /// Saved sessions, most recent first (every run is saved unless --no-persist).
+    Sessions(cli_sessions::SessionsArgs),
+    /// Continue a saved session in a fresh instance over its workspace: with TASK, or the
+    /// input it was interrupted in.
+    Resume(cli_sessions::ResumeArgs),
     /// Run one tool through the component and print its output.
     Tool {
         /// Tool name, e.g. read_file.
@@ -86,6 +114,14 @@ enum Command {
         /// Print the description as one JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// An interactive session: type a task, watch it stream, steer it by typing while it
+    /// works; Ctrl-C cancels the current input (twice quits), /help lists the commands.
+    Chat(chat::ChatArgs),
+    /// The layered configuration (user file, project file, environment, flags).
+    Config {
+        #[command(subcommand)]
+        command: cli_config::ConfigCommand,
     },
     /// Tool plugins (WebAssembly components of world tool-plugin).
     Plugin {
@@ -127,6 +163,9 @@ async fn main() -> ExitCode {
     {
         return plugin_view::inspect(file, *json).await;
     }
+    if let Command::Config { command } = cli.command {
+        return cli_config::run(command);
+    }
     let component = match locate_component(cli.component) {
         Ok(path) => path,
         Err(message) => return fail(exit::USAGE, message),
@@ -139,13 +178,19 @@ async fn main() -> ExitCode {
             model,
             json,
             max_turns,
+            settings,
             plugins,
+            record_replay,
+            persist,
         } => {
             let choice = RunChoice {
                 provider,
                 model,
                 json,
                 max_turns,
+                settings,
+                record_replay,
+                persistence: persist.persistence(),
             };
             run(component, task, env, plugins, choice).await
         }
@@ -161,7 +206,10 @@ async fn main() -> ExitCode {
             env,
             json,
         } => profile(component, provider, model, env, json).await,
-        Command::Plugin { .. } => ExitCode::SUCCESS,
+        Command::Chat(args) => chat::run(component, args).await,
+        Command::Sessions(args) => cli_sessions::list(args),
+        Command::Resume(args) => cli_sessions::resume(component, args).await,
+        Command::Plugin { .. } | Command::Config { .. } => ExitCode::SUCCESS,
     }
 }
 
@@ -177,7 +225,10 @@ struct RunChoice {
     provider: Option<String>,
     model: Option<String>,
     json: bool,
-    max_turns: u32,
+    max_turns: Option<u32>,
+    settings: SettingsFlags,
+    record_replay: RecordReplayOptions,
+    persistence: cli_sessions::Persistence,
 }
 
 async fn run(
@@ -188,61 +239,38 @@ async fn run(
     choice: RunChoice,
 ) -> ExitCode {
     let RunChoice {
-        provider,
-        model,
+        mut provider,
+        mut model,
         json,
         max_turns,
+        settings,
+        record_replay,
+        persistence,
     } = choice;
-    let endpoints = Endpoints::from_env();
-    let provider = match provider {
-        Some(p) => p,
-        None => match endpoints.first_configured() {
-            Some(endpoint) => endpoint.name.clone(),
-            None => {
-                return fail(
-                    exit::USAGE,
-                    "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY), \
-                     or ANTHROPIC_BASE_URL for an Anthropic-compatible server that needs no key",
-                );
-            }
-        },
+    let overrides = settings.overrides(provider.clone(), model.clone(), max_turns, &env_options);
+    let mut settings = match Settings::for_command(&env_options, plugin_options.config.as_deref(), overrides)
+    {
+        Ok(settings) => settings,
+        Err(message) => return fail(exit::USAGE, message),
     };
-    let protocol = match endpoints.get(&provider) {
-        None => {
-            return fail(
-                exit::USAGE,
-                format!(
-                    "unknown provider {provider:?}: use anthropic, openai, gemini or an endpoint named in \
-                     {COMPATIBLE_VAR} (name=url,...)"
-                ),
-            );
-        }
-        Some(endpoint) if !endpoint.configured => {
-            return fail(
-                exit::USAGE,
-                format!(
-                    "provider {provider} is not configured: set {} (or its base URL)",
-                    endpoint.key_var
-                ),
-            );
-        }
-        Some(endpoint) => endpoint.protocol,
+    let replay = match record_replay.open_replay(&mut settings.endpoints, &mut provider, &mut model) {
+        Ok(replay) => replay,
+        Err(message) => return fail(exit::USAGE, message),
     };
-    // A named OpenAI-compatible server gets the OpenAI profile (codex-aligned tools); its
-    // model has no sensible default.
-    let compatible = protocol == api::WireProtocol::ChatCompletions;
-    let profile = if compatible { "openai" } else { provider.as_str() };
-    let model_var = format!("{}_MODEL", variable_prefix(&provider));
-    let model = match model.or_else(|| std::env::var(&model_var).ok()) {
-        Some(model) => model,
-        None if compatible => {
-            return fail(
-                exit::USAGE,
-                format!("which model should {provider} run? Pass --model or set {model_var}"),
-            );
-        }
-        None => default_model(&provider).to_string(),
+    if let (Some(_), Some(provider), Some(model)) = (&replay, provider, model) {
+        settings.set_target(provider, model, Source::flag("--replay"));
+    }
+    let target = match settings.target() {
+        Ok(target) => target,
+        Err(message) => return fail(exit::USAGE, message),
     };
+    let provider = target.provider.clone();
+    let endpoints = settings.endpoints.clone();
+    let mut env_options = settings.env_options(env_options);
+    let (approvals, approval_warning) = settings.terminal_approvals(&mut env_options);
+    if let Some(warning) = approval_warning {
+        eprintln!("agent-host: {warning}");
+    }
     let env = match env_options.build().await {
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
@@ -258,23 +286,19 @@ async fn run(
         Ok(runtime) => runtime,
         Err(message) => return fail(exit::AGENT_ERROR, message),
     };
-    let mut config = session_config(profile, &model);
-    config.endpoint = provider.clone();
-    config.protocol = protocol;
-    config.limits.max_turns = max_turns;
+    runtime.set_approval_policy(approvals);
+    let config = settings.session_config(&target);
+    if let Err(message) = record_replay.apply_to(&mut runtime, replay, &config, env.working_directory()) {
+        return fail(exit::USAGE, message);
+    }
     if let Err(message) =
         add_host_tools(&mut runtime, &config, env.clone(), &env_options, &plugin_options).await
     {
         return fail(exit::USAGE, message);
     }
-    let (mut session, mut events) = match runtime.start_session(config, env).await {
+    let (mut session, mut events) = match persistence.open(&runtime, config, env, json).await {
         Ok(started) => started,
-        Err(e) => {
-            return fail(
-                exit::AGENT_ERROR,
-                format!("the component failed to start a session: {e:#}"),
-            );
-        }
+        Err(message) => return fail(exit::AGENT_ERROR, message),
     };
     let controller = session.controller();
     let printer = tokio::spawn(async move {

@@ -1,16 +1,16 @@
 //! Loads the core component once (precompiled code cached on disk by content hash), keeps
 //! one `InstancePre`, and runs each session in its own store and instance.
 
-use crate::approval::ApprovalPolicy;
+use crate::approval::{ApprovalMode, ApprovalPolicy};
 use crate::bindings::{AgentCore, AgentCorePre, api, host_tools, llm_transport, session_host};
 use crate::compile_cache::compile_cached;
 pub use crate::compile_cache::{CacheOutcome, default_cache_dir};
 use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
 use crate::host_tools::HostTools;
+use crate::record_replay::LlmTransport;
 use crate::state::HostState;
 use crate::subagents::Subagents;
-use crate::transport::HttpTransport;
 use anyhow::Context;
 use std::path::Path;
 use std::sync::Arc;
@@ -26,10 +26,10 @@ use wasmtime_wasi::random::WasiRandom;
 pub struct AgentRuntime {
     engine: Engine,
     pre: AgentCorePre<HostState>,
-    transport: HttpTransport,
+    transport: LlmTransport,
     cache_outcome: CacheOutcome,
     tools: HostTools,
-    approvals: ApprovalPolicy,
+    approvals: Arc<ApprovalPolicy>,
 }
 
 impl AgentRuntime {
@@ -37,7 +37,7 @@ impl AgentRuntime {
     pub fn load(
         component: &Path,
         cache_dir: Option<&Path>,
-        transport: HttpTransport,
+        transport: impl Into<LlmTransport>,
     ) -> anyhow::Result<Self> {
         let engine = Engine::new(&Config::new())?;
         let bytes = std::fs::read(component)
@@ -69,10 +69,10 @@ impl AgentRuntime {
         Ok(Self {
             engine,
             pre,
-            transport,
+            transport: transport.into(),
             cache_outcome,
             tools: HostTools::default(),
-            approvals: ApprovalPolicy::default(),
+            approvals: Arc::new(ApprovalPolicy::default()),
         })
     }
 
@@ -86,7 +86,28 @@ impl AgentRuntime {
     /// `admin` categories are denied (the environment's own read-only wrapper covers the
     /// built-in tools).
     pub fn set_read_only(&mut self, read_only: bool) {
-        self.approvals.read_only = read_only;
+        let mode = match (read_only, self.approvals.mode()) {
+            (true, _) => ApprovalMode::ReadOnly,
+            (false, ApprovalMode::ReadOnly) => ApprovalMode::Auto,
+            (false, mode) => mode,
+        };
+        if mode != self.approvals.mode() {
+            self.approvals = Arc::new(self.approvals.with_mode(mode));
+        }
+    }
+
+    /// How sessions started after this approve tool calls (mode, prompt, dangerous
+    /// commands); each session gets its own memory of "always" answers.
+    pub fn set_approval_policy(&mut self, policy: ApprovalPolicy) {
+        self.approvals = Arc::new(policy);
+    }
+
+    /// The runtime a session's subagents start from: they share its approvals (and so
+    /// its "always" answers).
+    fn for_children(&self, approvals: &Arc<ApprovalPolicy>) -> Self {
+        let mut children = self.clone();
+        children.approvals = approvals.clone();
+        children
     }
 
     pub fn engine(&self) -> &Engine {
@@ -97,8 +118,13 @@ impl AgentRuntime {
         self.cache_outcome
     }
 
-    pub fn transport(&self) -> &HttpTransport {
+    pub fn transport(&self) -> &LlmTransport {
         &self.transport
+    }
+
+    /// Where the LLM requests of sessions started after this go (HTTP, recorded, replayed).
+    pub fn set_transport(&mut self, transport: impl Into<LlmTransport>) {
+        self.transport = transport.into();
     }
 
     async fn instantiate(
@@ -110,11 +136,23 @@ impl AgentRuntime {
         Arc<SessionControl>,
         mpsc::UnboundedReceiver<AgentEvent>,
     )> {
-        let control = Arc::new(SessionControl::new());
+        self.instantiate_with(env, Arc::new(SessionControl::new())).await
+    }
+
+    async fn instantiate_with(
+        &self,
+        env: Arc<dyn Environment>,
+        control: Arc<SessionControl>,
+    ) -> anyhow::Result<(
+        Store<HostState>,
+        AgentCore,
+        Arc<SessionControl>,
+        mpsc::UnboundedReceiver<AgentEvent>,
+    )> {
         let (sender, events) = mpsc::unbounded_channel();
         let mut state = HostState::new(env, self.transport.clone(), control.clone(), sender);
         state.tools = self.tools.clone();
-        state.approvals = self.approvals;
+        state.approvals = self.approvals.for_session();
         let mut store = Store::new(&self.engine, state);
         let bindings = self.pre.instantiate_async(&mut store).await?;
         Ok((store, bindings, control, events))
@@ -139,7 +177,12 @@ impl AgentRuntime {
             .session()
             .call_constructor(&mut store, &config)
             .await?;
-        store.data_mut().subagents = Some(Arc::new(Subagents::new(self.clone(), config, env, events_out)));
+        store.data_mut().subagents = Some(Arc::new(Subagents::new(
+            self.for_children(&store.data().approvals),
+            config,
+            env,
+            events_out,
+        )));
         Ok((
             AgentSession::new(store, bindings, session, control).await?,
             events,
@@ -154,7 +197,21 @@ impl AgentRuntime {
         snapshot: &str,
         env: Arc<dyn Environment>,
     ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
-        let (mut store, bindings, control, events) = self.instantiate(env).await?;
+        self.restore_session_with(snapshot, env, Arc::new(SessionControl::new()), None)
+            .await
+    }
+
+    /// [`Self::restore_session`] into an instance that keeps `control`, so controllers handed
+    /// out for a previous instance steer and interrupt this one; with the configuration the
+    /// session was started with, the restored session can spawn subagents.
+    pub async fn restore_session_with(
+        &self,
+        snapshot: &str,
+        env: Arc<dyn Environment>,
+        control: Arc<SessionControl>,
+        subagent_config: Option<api::SessionConfig>,
+    ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
+        let (mut store, bindings, control, events) = self.instantiate_with(env.clone(), control).await?;
         let session = match bindings
             .agent_core_agent()
             .session()
@@ -164,6 +221,15 @@ impl AgentRuntime {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
         };
+        if let Some(config) = subagent_config {
+            let events_out = store.data().events.clone();
+            store.data_mut().subagents = Some(Arc::new(Subagents::new(
+                self.for_children(&store.data().approvals),
+                config,
+                env,
+                events_out,
+            )));
+        }
         Ok(Ok((
             AgentSession::new(store, bindings, session, control).await?,
             events,

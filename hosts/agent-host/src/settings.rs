@@ -6,6 +6,8 @@ use crate::env::EnvOptions;
 use crate::host_tools::HostTool;
 use crate::host_tools::command::{CommandTool, CommandToolContext, CommandToolSpec, load_command_tools};
 use crate::host_tools::plugin::Capability;
+use crate::layered_config::LayerKind;
+use crate::layered_config::file::{FileLayer, line_of};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,22 +44,6 @@ pub struct PluginsConfig {
     pub grants: BTreeMap<String, Vec<String>>,
 }
 
-/// The file as written, with the position of each tool for messages.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    #[serde(default)]
-    tools: Vec<toml::Spanned<CommandToolSpec>>,
-    #[serde(default)]
-    plugins: PluginsConfig,
-}
-
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset)
-        .map_or(1, |before| before.matches('\n').count() + 1)
-}
-
 impl AgentConfig {
     /// Reads and checks `path`; relative plugin paths are resolved against its folder.
     pub fn load(path: &Path) -> Result<Self, String> {
@@ -67,11 +53,22 @@ impl AgentConfig {
     }
 
     /// Checks the text of a configuration file; `path` names it in messages and anchors
-    /// relative plugin paths (it is not read).
+    /// relative plugin paths (it is not read). The whole file is checked (model, limits,
+    /// endpoints, ... too: see [`crate::layered_config`]); this keeps its tools and plugins.
     pub fn parse(text: &str, path: &Path) -> Result<Self, String> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+        FileLayer::parse(text, path, LayerKind::Project).map(|layer| layer.agent)
+    }
+
+    /// The tools and plugins of a parsed file: each tool checked (errors name its line),
+    /// plugin paths resolved against the file's folder.
+    pub(crate) fn from_parts(
+        tools: Vec<toml::Spanned<CommandToolSpec>>,
+        plugins: PluginsConfig,
+        text: &str,
+        path: &Path,
+    ) -> Result<Self, String> {
         let mut names: BTreeMap<&str, usize> = BTreeMap::new();
-        for spanned in &raw.tools {
+        for spanned in &tools {
             let spec = spanned.get_ref();
             let line = line_of(text, spanned.span().start);
             let at = format!("{}:{line}", path.display());
@@ -83,18 +80,18 @@ impl AgentConfig {
                 ));
             }
         }
-        for (plugin, capabilities) in &raw.plugins.grants {
+        for (plugin, capabilities) in &plugins.grants {
             for capability in capabilities {
                 Capability::parse(capability)
                     .map_err(|e| format!("{}: plugins.grants.{plugin}: {e}", path.display()))?;
             }
         }
         let base = path.parent().unwrap_or(Path::new("."));
-        let mut plugins = raw.plugins;
+        let mut plugins = plugins;
         plugins.dir = plugins.dir.map(|dir| base.join(dir));
         plugins.paths = plugins.paths.into_iter().map(|p| base.join(p)).collect();
         Ok(Self {
-            tools: raw.tools.into_iter().map(toml::Spanned::into_inner).collect(),
+            tools: tools.into_iter().map(toml::Spanned::into_inner).collect(),
             plugins,
             source: Some(path.to_path_buf()),
         })

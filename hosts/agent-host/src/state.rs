@@ -6,8 +6,9 @@ use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
 use crate::env_host::{EnvView, EnvironmentHost};
 use crate::host_tools::HostTools;
+use crate::record_replay::LlmTransport;
 use crate::subagents::Subagents;
-use crate::transport::{HttpTransport, ResponseHandle};
+use crate::transport::ResponseHandle;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use wasmtime::Result;
@@ -21,7 +22,7 @@ pub struct HostState {
     pub clocks: WasiClocksCtx,
     pub random: WasiRandomCtx,
     pub env: Arc<dyn Environment>,
-    pub transport: HttpTransport,
+    pub transport: LlmTransport,
     pub control: Arc<SessionControl>,
     /// The session's events; the receiver's stream ends when this store is dropped.
     pub events: mpsc::UnboundedSender<AgentEvent>,
@@ -29,14 +30,15 @@ pub struct HostState {
     pub subagents: Option<Arc<Subagents>>,
     /// Plugin and configured tools, called through `host-tools`.
     pub tools: HostTools,
-    /// How tool calls are approved (read-only mode limits host tools to `read` ones).
-    pub approvals: ApprovalPolicy,
+    /// How tool calls are approved, with the session's memory of "always" answers
+    /// (shared with its subagents).
+    pub approvals: Arc<ApprovalPolicy>,
 }
 
 impl HostState {
     pub fn new(
         env: Arc<dyn Environment>,
-        transport: HttpTransport,
+        transport: LlmTransport,
         control: Arc<SessionControl>,
         events: mpsc::UnboundedSender<AgentEvent>,
     ) -> Self {
@@ -50,7 +52,7 @@ impl HostState {
             events,
             tools: HostTools::default(),
             subagents: None,
-            approvals: ApprovalPolicy::default(),
+            approvals: Arc::new(ApprovalPolicy::default()),
         }
     }
 }
@@ -157,7 +159,12 @@ impl sh::Host for HostState {
     }
 
     async fn approve(&mut self, request: sh::ApprovalRequest) -> Result<sh::Approval> {
-        let decision = self.approvals.decide(&self.tools, &request.tool_name);
+        // A question waiting for the user ends with an interruption.
+        let control = self.control.clone();
+        let decision = tokio::select! {
+            decision = self.approvals.decide(&self.tools, &request) => decision,
+            _ = control.interrupted() => sh::Approval::Deny("the user interrupted the session".to_string()),
+        };
         tracing::debug!(tool = %request.tool_name, summary = %request.summary, ?decision, "approval");
         Ok(decision)
     }
@@ -196,8 +203,8 @@ impl sh::Host for HostState {
     }
 }
 
-/// Sessions restored from a snapshot (whose configuration the host does not keep) and
-/// stand-alone tool runs have no subagents.
+/// Sessions restored without their configuration (`restore_session`; `restore_session_with`
+/// can be given it) and stand-alone tool runs have no subagents.
 const SUBAGENTS_UNAVAILABLE: &str = "subagents are not available in this session";
 
 impl host_tools::Host for HostState {

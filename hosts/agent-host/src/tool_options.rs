@@ -12,8 +12,8 @@ use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PluginOptions {
-    /// The configuration file (default: .agent/config.toml in the working directory, if any):
-    /// command tools, plugins and grants.
+    /// The project configuration file, instead of .agent/config.toml in the working
+    /// directory: settings, command tools, plugins and grants (`agent-host config show`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Load a tool plugin (a .wasm component of world tool-plugin); repeatable.
@@ -65,16 +65,10 @@ impl PluginSources {
 
 impl PluginOptions {
     /// The configuration file named by `--config`, else the workspace's own, if any.
+    /// `[plugins]` comes from the user's configuration file when the project's has none
+    /// (see [`crate::layered_config`]).
     pub fn load_config(&self, workspace: Option<&Path>) -> Result<AgentConfig, String> {
-        if let Some(path) = &self.config {
-            return AgentConfig::load(path);
-        }
-        match workspace {
-            Some(workspace) => Ok(AgentConfig::discover(workspace)?
-                .map(|(_, config)| config)
-                .unwrap_or_default()),
-            None => Ok(AgentConfig::default()),
-        }
+        crate::layered_config::host_tool_config(workspace, self.config.as_deref())
     }
 
     pub fn limits(&self) -> PluginLimits {

@@ -30,9 +30,10 @@ pub struct EnvOptions {
     /// A directory the agent may not touch, even inside the workspace (repeatable).
     #[arg(long = "deny-dir", value_name = "DIR")]
     pub deny_dirs: Vec<PathBuf>,
-    /// Host variables commands see: inherit-all (minus credentials), core or none.
-    #[arg(long, default_value = "inherit-all")]
-    pub env_policy: EnvPolicyArg,
+    /// Host variables commands see: inherit-all (minus credentials; the default), core or
+    /// none.
+    #[arg(long, value_name = "POLICY")]
+    pub env_policy: Option<EnvPolicyArg>,
     /// Run commands the guard would refuse (rm -rf /, mkfs, dd to a disk, fork bombs).
     #[arg(long)]
     pub allow_dangerous_commands: bool,
@@ -62,7 +63,7 @@ impl EnvOptions {
                     &target,
                     self.ssh_key.as_deref(),
                     self.known_hosts.as_deref(),
-                    self.env_policy.0,
+                    self.env_policy(),
                 )
                 .await?;
                 Arc::new(env)
@@ -100,6 +101,11 @@ impl EnvOptions {
         Ok(Arc::new(Logged::new(env)))
     }
 
+    /// The variable policy: `--env-policy`, else inherit-all.
+    pub fn env_policy(&self) -> super::EnvPolicy {
+        self.env_policy.map(|p| p.0).unwrap_or_default()
+    }
+
     fn local(&self) -> Result<LocalEnvironment, String> {
         let dir = match &self.cwd {
             Some(dir) => dir.clone(),
@@ -107,7 +113,7 @@ impl EnvOptions {
         };
         LocalEnvironment::new(&dir)
             .and_then(|env| env.with_extra_roots(&self.allow_dirs))
-            .map(|env| env.with_env_policy(self.env_policy.0))
+            .map(|env| env.with_env_policy(self.env_policy()))
             .map_err(|e| format!("cannot use {} as the working directory: {e}", dir.display()))
     }
 }

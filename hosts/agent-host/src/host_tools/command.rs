@@ -72,7 +72,7 @@ impl CommandToolContext {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
         };
-        Self::new(&workspace, options.env_policy.0)
+        Self::new(&workspace, options.env_policy())
     }
 }
 

@@ -36,8 +36,26 @@ pub fn agent_host() -> tokio::process::Command {
             cmd.env_remove(name);
         }
     }
+    // Nor the machine's own settings (user configuration file, AGENT_* variables).
+    for name in [
+        "AGENT_PROVIDER",
+        "AGENT_MODEL",
+        "AGENT_REASONING_EFFORT",
+        "AGENT_APPROVAL",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd.env(
+        "AGENT_HOST_CONFIG_DIR",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),
+    );
+    // Runs save their sessions: into the tests' own state directory, never the user's.
     cmd.env("AGENT_CORE_COMPONENT", component())
         .env("AGENT_HOST_CACHE_DIR", cache_dir())
+        .env(
+            "AGENT_HOST_STATE_DIR",
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("state"),
+        )
         .kill_on_drop(true);
     cmd
 }

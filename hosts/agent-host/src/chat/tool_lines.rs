@@ -1,0 +1,138 @@
+//! Tool calls as the chat shows them: one compact line per call (`● write_file hello.py`)
+//! and its result folded to a few lines.
+
+use super::diff::patch_paths;
+use super::style::{Palette, fit};
+use serde_json::Value;
+
+/// Lines of a tool's output shown before the rest is counted.
+pub const OUTPUT_LINES: usize = 4;
+/// Lines of an error shown.
+const ERROR_LINES: usize = 3;
+/// Longest summary of a call's arguments, in columns.
+const SUMMARY_WIDTH: usize = 72;
+
+/// The arguments that say what a call is about: the file, the command, the pattern...
+pub fn summary(tool: &str, arguments: &Value) -> String {
+    let field = |name: &str| arguments.get(name).and_then(Value::as_str);
+    let text = if tool == "apply_patch" {
+        patch_paths(field("patch").unwrap_or_default()).join(", ")
+    } else if let Some(main) = ["file_path", "command", "pattern", "path", "task", "message"]
+        .iter()
+        .find_map(|name| field(name))
+    {
+        match (field("pattern"), field("path")) {
+            (Some(pattern), Some(path)) => format!("{pattern} in {path}"),
+            _ => main.to_string(),
+        }
+    } else if let Some(paths) = arguments.get("paths").and_then(Value::as_array) {
+        paths
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else if let Some(agent) = field("agent_id") {
+        agent.to_string()
+    } else {
+        match arguments {
+            Value::Object(map) if map.is_empty() => String::new(),
+            other => other.to_string(),
+        }
+    };
+    let first_line = text.lines().next().unwrap_or_default();
+    let cut = if text.lines().nth(1).is_some() {
+        format!("{first_line} …")
+    } else {
+        first_line.to_string()
+    };
+    fit(&cut, SUMMARY_WIDTH)
+}
+
+/// The files a call changes, for the tools whose changes are shown as diffs.
+pub fn changed_paths(tool: &str, arguments: &Value) -> Option<Vec<String>> {
+    match tool {
+        "write_file" | "edit_file" => arguments
+            .get("file_path")
+            .and_then(Value::as_str)
+            .map(|p| vec![p.to_string()]),
+        "apply_patch" => Some(patch_paths(
+            arguments.get("patch").and_then(Value::as_str).unwrap_or_default(),
+        )),
+        _ => None,
+    }
+}
+
+/// A call's output: a count for reads, else its first lines and how many more there are.
+pub fn folded_output(tool: &str, output: &str, palette: &Palette) -> Vec<String> {
+    let lines: Vec<&str> = output.trim_end().lines().collect();
+    if lines.is_empty() {
+        return vec![palette.dim("  (no output)")];
+    }
+    if matches!(tool, "read_file" | "read_many_files") {
+        let count = match lines.len() {
+            1 => "1 line".to_string(),
+            n => format!("{n} lines"),
+        };
+        return vec![palette.dim(&format!("  read {count}"))];
+    }
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(OUTPUT_LINES)
+        .map(|l| palette.dim(&format!("  {l}")))
+        .collect();
+    if lines.len() > OUTPUT_LINES {
+        shown.push(palette.dim(&format!("  … (+{} lines)", lines.len() - OUTPUT_LINES)));
+    }
+    shown
+}
+
+/// A failed call's error, in red.
+pub fn error_lines(error: &str, palette: &Palette) -> Vec<String> {
+    let lines: Vec<&str> = error.trim_end().lines().collect();
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(ERROR_LINES)
+        .map(|l| palette.red(&format!("  ✗ {l}")))
+        .collect();
+    if lines.len() > ERROR_LINES {
+        shown.push(palette.dim(&format!("  … (+{} lines)", lines.len() - ERROR_LINES)));
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summaries_name_what_the_call_is_about() {
+        assert_eq!(
+            summary("write_file", &json!({"file_path": "hello.py", "content": "x"})),
+            "hello.py"
+        );
+        assert_eq!(
+            summary("shell", &json!({"command": "cargo test\necho done"})),
+            "cargo test …"
+        );
+        assert_eq!(
+            summary("grep", &json!({"pattern": "fn main", "path": "src"})),
+            "fn main in src"
+        );
+        let patch = "*** Begin Patch\n*** Update File: a.py\n*** Add File: b.py\n*** End Patch";
+        assert_eq!(summary("apply_patch", &json!({"patch": patch})), "a.py, b.py");
+        assert_eq!(summary("wait", &json!({"agent_id": "agent-1"})), "agent-1");
+    }
+
+    #[test]
+    fn long_output_is_folded_with_a_count() {
+        let output: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        let lines = folded_output("shell", &output, &Palette::plain());
+        assert_eq!(lines.len(), OUTPUT_LINES + 1);
+        assert_eq!(lines.last().unwrap(), "  … (+6 lines)");
+        assert_eq!(
+            folded_output("read_file", &output, &Palette::plain()),
+            vec!["  read 10 lines"]
+        );
+    }
+}

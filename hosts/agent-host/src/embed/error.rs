@@ -1,0 +1,53 @@
+//! The embedding API's error.
+
+use crate::bindings::api;
+
+/// What went wrong building a host, opening a session or running an input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The core component could not be found, read or compiled.
+    #[error("cannot load the agent component: {0}")]
+    Component(String),
+    /// The options do not make a session: unknown or unconfigured provider, missing model,
+    /// unusable workspace, a tool name clash, an unreadable recording...
+    #[error("{0}")]
+    Options(String),
+    /// The session is closed (closed, aborted, or ended by an LLM error).
+    #[error("the session is closed")]
+    Closed,
+    /// Another `submit` of this session is still running.
+    #[error("the session is busy with another input")]
+    Busy,
+    /// The component refused the session's configuration; the message names the field.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// An LLM request failed for good (authentication, invalid request, replay divergence,
+    /// retries exhausted); the session is closed.
+    #[error("the LLM request failed: {0}")]
+    Llm(String),
+    /// An internal error of the component.
+    #[error("internal error of the agent: {0}")]
+    Internal(String),
+    /// The component trapped (a bug in it, or a host failure); the session is unusable.
+    #[error("the agent component trapped: {0}")]
+    Trap(String),
+}
+
+impl Error {
+    pub(crate) fn trap(error: anyhow::Error) -> Self {
+        Self::Trap(format!("{error:#}"))
+    }
+}
+
+impl From<api::AgentError> for Error {
+    fn from(error: api::AgentError) -> Self {
+        match error {
+            api::AgentError::Closed => Self::Closed,
+            api::AgentError::Busy => Self::Busy,
+            api::AgentError::InvalidConfig(m) => Self::InvalidConfig(m),
+            api::AgentError::Llm(m) => Self::Llm(m),
+            api::AgentError::Internal(m) => Self::Internal(m),
+        }
+    }
+}

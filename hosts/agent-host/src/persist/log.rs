@@ -1,0 +1,201 @@
+//! `events.jsonl`: one event per line, appended as events arrive.
+//!
+//! Each event is written with a single `write` of its line and its newline on a file opened
+//! for appending, so what a crash can leave behind is at most one partial last line.
+//! Readers ignore such a torn line; a writer reopening the log cuts it off first, so the
+//! next event starts on a line of its own.
+
+use super::PersistError;
+use crate::control::AgentEvent;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The writing end of a session's log. Holds an exclusive lock on the file while open.
+#[derive(Debug)]
+pub struct EventLog {
+    file: File,
+    path: PathBuf,
+    lines: usize,
+}
+
+/// A log as read back.
+#[derive(Debug, Default)]
+pub struct LogContents {
+    pub events: Vec<AgentEvent>,
+    /// Set when the last line was torn (and ignored).
+    pub warning: Option<String>,
+    /// Where the complete lines end, in bytes.
+    valid_len: u64,
+}
+
+impl EventLog {
+    /// Creates a new, empty log.
+    pub fn create(path: &Path) -> Result<Self, PersistError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(path)
+            .map_err(PersistError::io(path))?;
+        Self::locked(file, path, 0)
+    }
+
+    /// Opens an existing log for appending; a torn last line is cut off (the warning says
+    /// so).
+    pub fn open(path: &Path) -> Result<(Self, Option<String>), PersistError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(PersistError::io(path))?;
+        let mut log = Self::locked(file, path, 0)?;
+        let contents = read_events(path)?;
+        if contents.warning.is_some() {
+            log.file
+                .set_len(contents.valid_len)
+                .map_err(PersistError::io(path))?;
+            log.file.sync_all().map_err(PersistError::io(path))?;
+        }
+        log.lines = contents.events.len();
+        Ok((log, contents.warning))
+    }
+
+    /// The lock keeps two processes from interleaving their events in one log; it goes
+    /// away with the process, however it ends.
+    fn locked(file: File, path: &Path, lines: usize) -> Result<Self, PersistError> {
+        if file.try_lock().is_err() {
+            let session = path
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.display().to_string());
+            return Err(PersistError::InUse(session));
+        }
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+            lines,
+        })
+    }
+
+    /// Appends one event; once this returns, a crash of the process cannot lose it.
+    pub fn append(&mut self, event: &AgentEvent) -> Result<(), PersistError> {
+        let mut line = serde_json::to_vec(event).map_err(|e| PersistError::CorruptFile {
+            path: self.path.clone(),
+            message: format!("cannot encode an event: {e}"),
+        })?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(PersistError::io(&self.path))?;
+        self.lines += 1;
+        Ok(())
+    }
+
+    /// Makes what was appended durable against a power loss too.
+    pub fn sync(&self) -> Result<(), PersistError> {
+        self.file.sync_data().map_err(PersistError::io(&self.path))
+    }
+
+    /// How many events the log holds.
+    pub fn len(&self) -> usize {
+        self.lines
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+}
+
+/// Reads a log. A last line that does not parse is a write a crash cut short: it is
+/// ignored and reported in `warning`. Any other bad line is an error naming it.
+pub fn read_events(path: &Path) -> Result<LogContents, PersistError> {
+    let bytes = std::fs::read(path).map_err(PersistError::io(path))?;
+    let mut contents = LogContents::default();
+    let mut offset = 0usize;
+    let mut lines = bytes.split_inclusive(|b| *b == b'\n').enumerate().peekable();
+    while let Some((index, line)) = lines.next() {
+        let last = lines.peek().is_none();
+        let parsed = match line.strip_suffix(b"\n") {
+            Some(json) => serde_json::from_slice::<AgentEvent>(json),
+            // No newline: the write did not finish, whatever the bytes say.
+            None => Err(serde::de::Error::custom("the line has no end")),
+        };
+        match parsed {
+            Ok(event) => {
+                contents.events.push(event);
+                offset += line.len();
+            }
+            Err(error) if last => {
+                contents.warning = Some(format!(
+                    "{}: ignored a torn last line ({} bytes: {error}); every event before it is kept",
+                    path.display(),
+                    line.len()
+                ));
+            }
+            Err(error) => {
+                return Err(PersistError::CorruptLog {
+                    path: path.to_path_buf(),
+                    line: index + 1,
+                    message: error.to_string(),
+                });
+            }
+        }
+    }
+    contents.valid_len = offset as u64;
+    Ok(contents)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn event(kind: &str) -> AgentEvent {
+        super::super::host_event("s1", kind, json!({"n": 1}))
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ignored_and_cut_before_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::create(&path).unwrap();
+        log.append(&event("USER_INPUT")).unwrap();
+        log.append(&event("PROCESSING_END")).unwrap();
+        drop(log);
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(br#"{"kind":"TOOL_CALL_E"#).unwrap();
+        drop(file);
+
+        let read = read_events(&path).unwrap();
+        assert_eq!(read.events.len(), 2);
+        assert!(read.warning.unwrap().contains("torn last line"));
+
+        let (mut log, warning) = EventLog::open(&path).unwrap();
+        assert!(warning.is_some());
+        assert_eq!(log.len(), 2);
+        log.append(&event("SESSION_END")).unwrap();
+        drop(log);
+        let read = read_events(&path).unwrap();
+        assert!(read.warning.is_none());
+        let kinds: Vec<_> = read.events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["USER_INPUT", "PROCESSING_END", "SESSION_END"]);
+    }
+
+    #[test]
+    fn a_bad_line_before_the_end_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let good = serde_json::to_string(&event("USER_INPUT")).unwrap();
+        std::fs::write(&path, format!("{good}\nnot json\n{good}\n")).unwrap();
+        let error = read_events(&path).unwrap_err().to_string();
+        assert!(error.contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_holds_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let _first = EventLog::create(&path).unwrap();
+        assert!(matches!(EventLog::open(&path), Err(PersistError::InUse(_))));
+    }
+}

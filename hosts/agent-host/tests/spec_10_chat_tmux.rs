@@ -1,0 +1,539 @@
+//! `agent-host chat` driven in a real terminal (tmux): the real binary, the real component,
+//! real files, and real HTTP to the scripted server on 127.0.0.1. Keys go in with
+//! `send-keys`, the screen comes back with `capture-pane`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+mod common;
+mod tmux;
+
+use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::{Reply, Script, ScriptedServer};
+use serde_json::{Value, json};
+use tmux::ChatPane;
+
+/// A scripted server, a workspace, and the chat running against them in tmux.
+struct Chat {
+    server: ScriptedServer,
+    pane: ChatPane,
+    work: tempfile::TempDir,
+    _home: tempfile::TempDir,
+}
+
+async fn start_chat(replies: Vec<Reply>, extra_env: &[(&str, &str)]) -> Chat {
+    start_chat_with(replies, extra_env, &[]).await
+}
+
+async fn start_chat_with(replies: Vec<Reply>, extra_env: &[(&str, &str)], args: &[&str]) -> Chat {
+    let server = ScriptedServer::start(Script {
+        replies,
+        require_api_key: Some("test-key".to_string()),
+    })
+    .await
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // A home of its own: no configuration or state of the machine's user is read or written.
+    let home = tempfile::tempdir().unwrap();
+    let mut env = vec![
+        ("HOME", home.path().display().to_string()),
+        (
+            "XDG_CONFIG_HOME",
+            home.path().join("config").display().to_string(),
+        ),
+        ("XDG_STATE_HOME", home.path().join("state").display().to_string()),
+        ("XDG_DATA_HOME", home.path().join("data").display().to_string()),
+        ("AGENT_CORE_COMPONENT", common::component().display().to_string()),
+        ("AGENT_HOST_CACHE_DIR", common::cache_dir().display().to_string()),
+        ("ANTHROPIC_BASE_URL", server.base_url()),
+        ("ANTHROPIC_API_KEY", "test-key".to_string()),
+    ];
+    env.extend(extra_env.iter().map(|(k, v)| (*k, v.to_string())));
+    let pane = ChatPane::start(work.path(), &env, args);
+    pane.wait_for_prompt().await;
+    Chat {
+        server,
+        pane,
+        work,
+        _home: home,
+    }
+}
+
+/// A reply streamed slowly: `delay_ms` before each of its pieces.
+fn slow(mut reply: Reply, delay_ms: u64) -> Reply {
+    reply.delay_ms = delay_ms;
+    reply
+}
+
+/// The text of a request's messages, all blocks of all turns.
+fn conversation(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|block| block["text"].as_str().map(str::to_string))
+        .collect()
+}
+
+macro_rules! require_tmux {
+    () => {
+        if !tmux::available() {
+            println!("skipped: tmux not installed");
+            return;
+        }
+    };
+}
+
+/// Whether `line` (with escapes) paints something in `colour`, however tmux encodes it.
+fn painted(line: &str, colour: &str) -> bool {
+    let codes: &[&str] = match colour {
+        "green" => &["\u{1b}[32m", "\u{1b}[92m", "\u{1b}[38;5;2m", "\u{1b}[38;5;10m"],
+        _ => &["\u{1b}[31m", "\u{1b}[91m", "\u{1b}[38;5;1m", "\u{1b}[38;5;9m"],
+    };
+    codes.iter().any(|code| line.contains(code))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_edits_a_file_shows_compact_calls_and_a_coloured_diff() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            message(&[
+                text("I'll create hello.py."),
+                tool_use(
+                    "t1",
+                    "write_file",
+                    json!({"file_path": "hello.py", "content": "print(\"Hello\")\nprint(\"World\")\n"}),
+                ),
+            ]),
+            message(&[tool_use(
+                "t2",
+                "edit_file",
+                json!({"file_path": "hello.py", "old_string": "print(\"World\")", "new_string": "print(\"Rust\")"}),
+            )]),
+            message(&[tool_use("t3", "shell", json!({"command": "seq 1 10"}))]),
+            message(&[text("Done: hello.py greets Rust.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("create hello.py");
+    chat.pane.wait_for("Done: hello.py greets Rust.").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    assert_eq!(
+        std::fs::read_to_string(chat.work.path().join("hello.py")).unwrap(),
+        "print(\"Hello\")\nprint(\"Rust\")\n"
+    );
+    for expected in [
+        "> create hello.py",
+        "I'll create hello.py.",
+        "● write_file hello.py",
+        "hello.py: new file, 2 lines",
+        "● edit_file hello.py",
+        "hello.py: +1 -1",
+        "● shell seq 1 10",
+        "  4\n  … (+",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "{expected:?} is missing from:\n{screen}"
+        );
+    }
+    // The command's output is folded after its first lines.
+    assert!(!screen.lines().any(|l| l == "  5"), "{screen}");
+    // The diff: the removed line red, the added one green.
+    let coloured = chat.pane.capture(true);
+    let line_with = |needle: &str| {
+        coloured
+            .lines()
+            .rev()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{coloured}"))
+    };
+    assert!(painted(line_with("- print(\"World\")"), "red"), "{coloured}");
+    assert!(painted(line_with("+ print(\"Rust\")"), "green"), "{coloured}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_color_turns_the_colours_off() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            message(&[tool_use(
+                "t1",
+                "write_file",
+                json!({"file_path": "a.txt", "content": "a\n"}),
+            )]),
+            message(&[text("Written.")]),
+        ],
+        &[("NO_COLOR", "1")],
+    )
+    .await;
+    chat.pane.enter("write a.txt");
+    chat.pane.wait_for("Written.").await;
+    let coloured = chat.pane.capture(true);
+    let added = coloured.lines().find(|l| l.contains("+ a")).unwrap();
+    assert!(!painted(added, "green") && !added.contains('\u{1b}'), "{added:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_typed_during_a_slow_reply_steers_the_agent() {
+    require_tmux!();
+    // ~20 pieces 250 ms apart: several seconds to type into.
+    let chat = start_chat(
+        vec![
+            slow(
+                message(&[
+                    text("Working on it, slowly and carefully, one piece at a time."),
+                    // The steering is taken after the tool round: time to type it in.
+                    tool_use("t1", "shell", json!({"command": "sleep 2; echo ran"})),
+                ]),
+                250,
+            ),
+            message(&[text("Steered answer.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("do the task");
+    chat.pane.wait_for("Working on").await;
+    chat.pane.enter("also add a test");
+    chat.pane.wait_for("↳ steering: also add a test").await;
+    chat.pane.wait_for("Steered answer.").await;
+    chat.pane.wait_for_prompt().await;
+    let requests = chat.server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = conversation(&requests[1].json());
+    assert_eq!(
+        second.last().map(String::as_str),
+        Some("also add a test"),
+        "{second:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_a_slow_reply_and_the_session_stays_usable() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            slow(
+                message(&[text("A very slow answer that will never finish streaming here.")]),
+                1_200,
+            ),
+            message(&[text("Second answer.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("first");
+    chat.pane.wait_for("A very").await;
+    chat.pane.press("C-c");
+    chat.pane.wait_for("cancelled").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    assert!(!screen.contains("never finish streaming here"), "{screen}");
+    // Past the double-Ctrl-C window: the session goes on.
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    chat.pane.enter("second");
+    chat.pane.wait_for("Second answer.").await;
+    chat.pane.wait_for_prompt().await;
+    let requests = chat.server.requests();
+    assert_eq!(requests.len(), 2);
+    let texts = conversation(&requests[1].json());
+    assert_eq!(texts.first().map(String::as_str), Some("first"), "{texts:?}");
+    assert_eq!(texts.last().map(String::as_str), Some("second"), "{texts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_input_continues_the_conversation_and_up_recalls_the_first() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            message(&[text("First answer.")]),
+            message(&[text("Second answer.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("first question");
+    chat.pane.wait_for("First answer.").await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.press("Up");
+    chat.pane
+        .wait_until("the recalled line", |s| tmux::last_line(s) == "> first question")
+        .await;
+    chat.pane.press("C-u");
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("second question");
+    chat.pane.wait_for("Second answer.").await;
+    let requests = chat.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        conversation(&requests[1].json()),
+        vec!["first question", "First answer.", "second question"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_lists_the_commands_and_an_unknown_one_is_named() {
+    require_tmux!();
+    let chat = start_chat(Vec::new(), &[]).await;
+    chat.pane.enter("/help");
+    let screen = chat.pane.wait_for("/quit").await;
+    for command in ["/help", "/model [NAME]", "/effort", "/reset", "/quit"] {
+        assert!(screen.contains(command), "{command} is missing from:\n{screen}");
+    }
+    chat.pane.enter("/frobnicate");
+    let screen = chat.pane.wait_for("unknown command /frobnicate").await;
+    assert!(
+        screen.matches("/reset").count() >= 2,
+        "the commands are listed again:\n{screen}"
+    );
+    assert!(chat.server.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn effort_and_model_changes_reach_the_next_request() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            message(&[text("First answer.")]),
+            message(&[text("Second answer.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("/effort high");
+    chat.pane.wait_for("reasoning effort: high").await;
+    chat.pane.enter("first");
+    chat.pane.wait_for("First answer.").await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("/model claude-opus-4-1");
+    chat.pane.wait_for("model: claude-opus-4-1").await;
+    chat.pane.enter("second");
+    chat.pane.wait_for("Second answer.").await;
+    let requests = chat.server.requests();
+    let first = requests[0].json();
+    // The Anthropic adapter sends an effort as a thinking budget (high: 24576 tokens).
+    assert_eq!(first["thinking"]["type"], "enabled", "{first}");
+    assert_eq!(first["thinking"]["budget_tokens"], 24_576);
+    let second = requests[1].json();
+    assert_eq!(second["model"], "claude-opus-4-1");
+    assert_eq!(second["thinking"]["budget_tokens"], 24_576, "the effort is kept");
+    assert_eq!(conversation(&second), vec!["first", "First answer.", "second"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_starts_a_new_conversation() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            message(&[text("First answer.")]),
+            message(&[text("Fresh answer.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("first");
+    chat.pane.wait_for("First answer.").await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("/reset");
+    chat.pane.wait_for("new session").await;
+    chat.pane.enter("again");
+    chat.pane.wait_for("Fresh answer.").await;
+    let requests = chat.server.requests();
+    assert_eq!(conversation(&requests[1].json()), vec!["again"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quit_closes_the_session_and_exits_cleanly() {
+    require_tmux!();
+    let chat = start_chat(Vec::new(), &[]).await;
+    chat.pane.enter("/quit");
+    assert_eq!(chat.pane.wait_for_exit().await, 0);
+    // Raw mode was undone: the terminal is back to reading lines.
+    chat.pane.wait_for(tmux::CANONICAL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_closes_the_chat_and_restores_the_terminal() {
+    require_tmux!();
+    let chat = start_chat(Vec::new(), &[]).await;
+    let pid = chat.pane.chat_pid();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(chat.pane.wait_for_exit().await, 0);
+    chat.pane.wait_for(tmux::CANONICAL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_twice_while_working_kills_the_command_and_exits() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![message(&[tool_use(
+            "t1",
+            "shell",
+            json!({"command": "echo $$ > pid; sleep 60"}),
+        )])],
+        &[],
+    )
+    .await;
+    chat.pane.enter("run something long");
+    chat.pane.wait_for("● shell echo").await;
+    let pid_file = chat.work.path().join("pid");
+    chat.pane
+        .wait_until("the command to start", |_| {
+            std::fs::read_to_string(&pid_file).is_ok_and(|pid| pid.ends_with('\n'))
+        })
+        .await;
+    chat.pane.press("C-c");
+    chat.pane.press("C-c");
+    assert_eq!(chat.pane.wait_for_exit().await, 0);
+    let pid = std::fs::read_to_string(chat.work.path().join("pid")).unwrap();
+    assert!(
+        common::still_running(&pid).is_none(),
+        "the command {pid} still runs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_d_at_the_prompt_exits_cleanly() {
+    require_tmux!();
+    let chat = start_chat(Vec::new(), &[]).await;
+    chat.pane.press("C-d");
+    assert_eq!(chat.pane.wait_for_exit().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_ask_mode_a_typed_line_answers_the_approval_question() {
+    require_tmux!();
+    let write =
+        |id: &str, file: &str| tool_use(id, "write_file", json!({"file_path": file, "content": "x\n"}));
+    let chat = start_chat_with(
+        vec![
+            message(&[write("t1", "a.txt")]),
+            message(&[write("t2", "b.txt")]),
+            message(&[write("t3", "c.txt")]),
+            message(&[text("Done writing.")]),
+        ],
+        &[],
+        &["--approval", "ask"],
+    )
+    .await;
+    chat.pane.enter("write the files");
+    chat.pane.wait_for("? allow write_file: write a.txt?").await;
+    chat.pane.enter("perhaps");
+    chat.pane.wait_for("answer y, a or n").await;
+    chat.pane.enter("n not now");
+    chat.pane.wait_for("? allow write_file: write b.txt?").await;
+    chat.pane.enter("a");
+    chat.pane.wait_for("Done writing.").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    assert!(
+        screen.contains("? write_file: write a.txt → denied: not now"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("? write_file: write b.txt → allowed always"),
+        "{screen}"
+    );
+    // "always" covers the third call: it was not asked about.
+    assert!(!screen.contains("write c.txt →"), "{screen}");
+    let work = chat.work.path();
+    assert!(!work.join("a.txt").exists());
+    assert!(work.join("b.txt").is_file() && work.join("c.txt").is_file());
+    let refused = &chat.server.requests()[1].tool_results()[0];
+    assert_eq!(refused["is_error"], true);
+    assert!(
+        refused["content"].as_str().unwrap().contains("not now"),
+        "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steering_typed_during_the_final_answer_becomes_the_next_input() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            slow(
+                message(&[text("A final answer without tools, streamed slowly.")]),
+                600,
+            ),
+            message(&[text("Handled the late remark.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("answer me");
+    chat.pane.wait_for("A final").await;
+    chat.pane.enter("one more thing");
+    chat.pane.wait_for("↳ steering: one more thing").await;
+    chat.pane.wait_for("steering sent as the next input").await;
+    chat.pane.wait_for("Handled the late remark.").await;
+    let requests = chat.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        conversation(&requests[1].json()),
+        vec![
+            "answer me",
+            "A final answer without tools, streamed slowly.",
+            "one more thing"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_is_saved_and_resume_continues_it_with_its_history_and_model() {
+    require_tmux!();
+    let state = tempfile::tempdir().unwrap();
+    let state_dir = state.path().display().to_string();
+    let chat = start_chat(
+        vec![message(&[text("Hello answer.")])],
+        &[("AGENT_HOST_STATE_DIR", &state_dir)],
+    )
+    .await;
+    let screen = chat.pane.capture(false);
+    assert!(screen.contains("(resume with: agent-host resume "), "{screen}");
+    chat.pane.enter("hello");
+    chat.pane.wait_for("Hello answer.").await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("/model claude-opus-4-1");
+    chat.pane.wait_for("model: claude-opus-4-1").await;
+    chat.pane.enter("/quit");
+    assert_eq!(chat.pane.wait_for_exit().await, 0);
+
+    let output = common::agent_host()
+        .env("AGENT_HOST_STATE_DIR", state.path())
+        .args(["sessions", "--json", "--all"])
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    let sessions: Vec<Value> = serde_json::from_str(&common::stdout(&output)).unwrap();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0]["first_input"], "hello");
+    assert_eq!(sessions[0]["model"], "claude-opus-4-1");
+    let id = sessions[0]["id"].as_str().unwrap();
+    assert!(screen.contains(&format!("session {}…", &id[..8])), "{screen}");
+
+    let next = ScriptedServer::start(Script {
+        replies: vec![message(&[text("Next answer.")])],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    let output = common::agent_host()
+        .env("AGENT_HOST_STATE_DIR", state.path())
+        .env("ANTHROPIC_BASE_URL", next.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .args(["resume", id, "next"])
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    let first = next.requests()[0].json();
+    assert_eq!(conversation(&first), vec!["hello", "Hello answer.", "next"]);
+    assert_eq!(first["model"], "claude-opus-4-1");
+}
