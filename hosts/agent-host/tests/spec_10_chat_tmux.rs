@@ -368,6 +368,35 @@ async fn sigterm_closes_the_chat_and_restores_the_terminal() {
     chat.pane.wait_for(tmux::CANONICAL).await;
 }
 
+/// A chat outside the terminal's session gets no SIGHUP when the terminal closes; it must
+/// notice by itself and leave, rather than live on spinning on the dead terminal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_whose_terminal_closes_without_a_hangup_signal_exits() {
+    require_tmux!();
+    let server = ScriptedServer::start(Script::default()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("HOME", home.path().display().to_string()),
+        ("XDG_STATE_HOME", home.path().join("state").display().to_string()),
+        ("AGENT_CORE_COMPONENT", common::component().display().to_string()),
+        ("AGENT_HOST_CACHE_DIR", common::cache_dir().display().to_string()),
+        ("ANTHROPIC_BASE_URL", server.base_url()),
+    ];
+    let pane = ChatPane::start_via(work.path(), &env, &[], "setsid");
+    pane.wait_for_prompt().await;
+    let pid = pane.chat_pid().to_string();
+    pane.kill_server();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while common::still_running(&pid).is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the chat {pid} outlived its terminal"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_twice_while_working_kills_the_command_and_exits() {
     require_tmux!();

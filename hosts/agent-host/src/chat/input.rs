@@ -55,6 +55,7 @@ pub fn spawn_reader(terminal: bool) -> mpsc::UnboundedReceiver<Input> {
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(forward_signals(tx.clone()));
     if terminal {
+        watch_for_hangup(tx.clone());
         tokio::spawn(read_terminal(tx));
     } else {
         // A plain thread, not tokio's stdin: its blocking read would hold up the runtime's
@@ -85,6 +86,32 @@ async fn forward_signals(tx: mpsc::UnboundedSender<Input>) {
             return;
         }
     }
+}
+
+/// Leaves when the terminal goes away. SIGHUP does not reach a chat outside the terminal's
+/// session (or below a shell that ignores it), and crossterm's reader then spins on the dead
+/// terminal instead of ending its stream (crossterm issue 793). `poll` with no requested
+/// events reports only hangups and errors, so this never takes a key from the reader.
+fn watch_for_hangup(tx: mpsc::UnboundedSender<Input>) {
+    use nix::errno::Errno;
+    use nix::poll::{PollFd, PollFlags, poll};
+    use std::os::fd::AsFd;
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let gone = PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL;
+        while !tx.is_closed() {
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::empty())];
+            match poll(&mut fds, 1000u16) {
+                Ok(0) | Err(Errno::EINTR) => {}
+                Ok(_) if fds[0].revents().is_some_and(|r| r.intersects(gone)) => {
+                    let _ = tx.send(Input::Terminate);
+                    return;
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    });
 }
 
 async fn read_terminal(tx: mpsc::UnboundedSender<Input>) {

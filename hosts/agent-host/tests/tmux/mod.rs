@@ -34,6 +34,11 @@ impl ChatPane {
     /// environment leaks in but PATH), in a 120x40 terminal. When the chat exits, the pane
     /// shows its exit status ("chat exited with N") and stays.
     pub fn start(work: &Path, env: &[(&str, String)], args: &[&str]) -> Self {
+        Self::start_via(work, env, args, "")
+    }
+
+    /// Like [`ChatPane::start`], with the chat started through `launcher` (e.g. `setsid`).
+    pub fn start_via(work: &Path, env: &[(&str, String)], args: &[&str], launcher: &str) -> Self {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let socket = format!(
             "agent-host-chat-test-{}-{}",
@@ -51,7 +56,7 @@ impl ChatPane {
             command.push_str(&format!(" {name}={}", quote(value)));
         }
         command.push_str(&format!(
-            " {} chat --cwd {}",
+            " {launcher} {} chat --cwd {}",
             quote(env!("CARGO_BIN_EXE_agent-host")),
             quote(&work.display().to_string())
         ));
@@ -173,9 +178,16 @@ impl ChatPane {
     }
 }
 
+impl ChatPane {
+    /// Closes the terminal: the tmux server and its panes go away.
+    pub fn kill_server(&self) {
+        let _ = self.tmux().arg("kill-server").status();
+    }
+}
+
 impl Drop for ChatPane {
     fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
+        self.kill_server();
     }
 }
 
