@@ -6,11 +6,12 @@ COMPONENT := target/agent-core.wasm
 export AGENT_CORE_COMPONENT := $(CURDIR)/$(COMPONENT)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
+.PHONY: run test bench component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
 
 help:
 	@echo "make run   - run TASK in WORKDIR (scripted demo when no provider is configured)"
 	@echo "make test  - every test: format, lints, unit, integration, end-to-end, fallback route"
+	@echo "make bench - every benchmark in release mode, one table (BENCHMARKS.md explains it)"
 
 ## The core as a WebAssembly component (toolchain set-up included).
 component:
@@ -45,6 +46,11 @@ lint:
 	cargo clippy --locked --manifest-path core-component/fuzz/Cargo.toml -- -D warnings
 	cargo fmt --manifest-path tool-plugins/Cargo.toml --all --check
 	WASM_CARGO_DIR=$(CURDIR)/tool-plugins scripts/wasm-cargo.sh clippy --release -- -D warnings
+
+## Every benchmark in release mode, printed as one table (figure, value, unit, target, met?);
+## results also in target/bench/results.{md,json}. BENCH_ARGS="--only loop,search" picks some.
+bench:
+	scripts/bench.sh $(BENCH_ARGS)
 
 ## Fuzz the SSE decoder and every stream fold (FUZZ_SECONDS per target, default 60).
 fuzz:

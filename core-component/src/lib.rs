@@ -21,6 +21,11 @@ pub mod truncation;
 pub mod fakes;
 
 #[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
+// Without the `component` feature the crate is a plain library on wasm32 too (see Cargo.toml).
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod wasm;
 
 pub use config::{Limits, SessionConfig};

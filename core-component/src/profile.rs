@@ -7,7 +7,7 @@ use crate::llm::ToolDefinition;
 use crate::model_catalog::{self, ModelInfo};
 use crate::ports::Environment;
 use crate::prompt_context::PromptContext;
-use crate::tools::validation::SchemaValidator;
+use crate::tools::validation::{Origin, SchemaValidator};
 use crate::tools::{
     CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, glob, grep, list_dir,
     read_file, read_many_files, shell, subagents, write_file,
@@ -74,7 +74,13 @@ impl Profile {
             "gemini" => 1_048_576,
             _ => 200_000,
         };
-        let validator = Rc::new(SchemaValidator::new(&registry.definitions()));
+        let validator = Rc::new(SchemaValidator::new(registry.tools().map(|t| {
+            let origin = match t.runner {
+                Runner::Host => Origin::Host,
+                Runner::Builtin(_) | Runner::Command(_) => Origin::Builtin,
+            };
+            (&t.definition, origin)
+        })));
         Self {
             id: config.provider.clone(),
             registry,

@@ -170,6 +170,10 @@ impl ToolRegistry {
         self.tools.iter().find(|t| t.definition.name == name)
     }
 
+    pub fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.iter()
+    }
+
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools.iter().map(|t| t.definition.clone()).collect()
     }

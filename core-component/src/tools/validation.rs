@@ -3,56 +3,94 @@
 
 use crate::llm::ToolDefinition;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::HashMap;
 
-/// The compiled parameter schemas of a set of tools.
+/// The parameter schemas of a set of tools, each compiled at its tool's first call: a
+/// session compiles only the schemas of the tools it uses.
 pub struct SchemaValidator {
+    parameters: HashMap<String, (Value, Origin)>,
+    compiled: RefCell<Compiled>,
+}
+
+/// Where a tool's schema comes from, which decides whether boon checks it against the
+/// JSON-schema metaschema when compiling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The core's own tools: constant schemas, checked against the metaschema by a test.
+    /// Checking them again would make every component instance build boon's whole set of
+    /// standard metaschemas (about 3 ms a session, nearly half the CPU of the concurrency
+    /// benchmark in BENCHMARKS.md).
+    Builtin,
+    /// A host's tools (plugins, JavaScript or native tools): checked, so that a broken
+    /// schema is reported as such.
+    Host,
+}
+
+#[derive(Default)]
+struct Compiled {
     schemas: boon::Schemas,
     /// Per tool: its compiled schema, or why its schema could not be compiled.
-    compiled: HashMap<String, Result<boon::SchemaIndex, String>>,
+    by_tool: HashMap<String, Result<boon::SchemaIndex, String>>,
 }
 
 impl std::fmt::Debug for SchemaValidator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SchemaValidator")
-            .field("tools", &self.compiled.keys().collect::<Vec<_>>())
+            .field("tools", &self.parameters.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
 
 impl SchemaValidator {
-    /// Compiles every tool's schema once. A schema that does not compile (a host tool's, say)
-    /// does not stop the session: calls to that tool fail with the reason.
-    pub fn new(definitions: &[ToolDefinition]) -> Self {
-        let mut schemas = boon::Schemas::new();
-        let mut compiled = HashMap::new();
-        for definition in definitions {
-            let result = compile(&mut schemas, definition);
-            compiled.insert(definition.name.clone(), result);
+    /// A schema that does not compile (a host tool's, say) does not stop the session: calls
+    /// to that tool fail with the reason.
+    pub fn new<'a>(definitions: impl IntoIterator<Item = (&'a ToolDefinition, Origin)>) -> Self {
+        Self {
+            parameters: definitions
+                .into_iter()
+                .map(|(d, origin)| (d.name.clone(), (d.parameters.clone(), origin)))
+                .collect(),
+            compiled: RefCell::new(Compiled::default()),
         }
-        Self { schemas, compiled }
     }
 
     /// Checks a call's arguments. Tools the validator does not know pass unchecked.
     pub fn validate(&self, tool: &str, arguments: &Value) -> Result<(), String> {
-        match self.compiled.get(tool) {
-            None => Ok(()),
-            Some(Err(reason)) => Err(format!("the parameter schema of {tool} is invalid: {reason}")),
-            Some(Ok(index)) => self
-                .schemas
+        let Some((parameters, origin)) = self.parameters.get(tool) else {
+            return Ok(());
+        };
+        let mut compiled = self.compiled.borrow_mut();
+        let Compiled { schemas, by_tool } = &mut *compiled;
+        let index = by_tool
+            .entry(tool.to_string())
+            .or_insert_with(|| compile(schemas, tool, parameters, *origin));
+        match index {
+            Err(reason) => Err(format!("the parameter schema of {tool} is invalid: {reason}")),
+            Ok(index) => schemas
                 .validate(arguments, *index)
                 .map_err(|error| describe(&error)),
         }
     }
 }
 
-fn compile(schemas: &mut boon::Schemas, definition: &ToolDefinition) -> Result<boon::SchemaIndex, String> {
-    // A made-up absolute URL: the schema is handed over in memory, nothing is fetched.
-    let location = format!("urn:agent-core:tool:{}", definition.name);
+fn compile(
+    schemas: &mut boon::Schemas,
+    tool: &str,
+    parameters: &Value,
+    origin: Origin,
+) -> Result<boon::SchemaIndex, String> {
+    // Made-up absolute URLs: the schema is handed over in memory, nothing is fetched. boon
+    // checks every schema against its metaschema except those whose URL is on json-schema.org
+    // (the metaschemas themselves); the built-in tools' schemas are placed there.
+    let location = match origin {
+        Origin::Builtin => format!("https://json-schema.org/agent-core/builtin-tool/{tool}"),
+        Origin::Host => format!("urn:agent-core:tool:{tool}"),
+    };
     let mut compiler = boon::Compiler::new();
     compiler.set_default_draft(boon::Draft::V2020_12);
     compiler
-        .add_resource(&location, definition.parameters.clone())
+        .add_resource(&location, parameters.clone())
         .map_err(|e| e.to_string())?;
     compiler.compile(&location, schemas).map_err(|e| format!("{e:#}"))
 }
@@ -88,14 +126,13 @@ mod tests {
     use serde_json::json;
 
     fn validator() -> SchemaValidator {
-        SchemaValidator::new(&[
-            crate::tools::shell::definition(10_000),
-            ToolDefinition {
-                name: "broken".to_string(),
-                description: String::new(),
-                parameters: json!({"type": "no-such-type"}),
-            },
-        ])
+        let shell = crate::tools::shell::definition(10_000);
+        let broken = ToolDefinition {
+            name: "broken".to_string(),
+            description: String::new(),
+            parameters: json!({"type": "no-such-type"}),
+        };
+        SchemaValidator::new([(&shell, Origin::Builtin), (&broken, Origin::Host)])
     }
 
     #[test]
@@ -132,5 +169,44 @@ mod tests {
             "{result:?}"
         );
         assert_eq!(v.validate("unknown", &json!({})), Ok(()));
+    }
+
+    #[test]
+    fn every_builtin_schema_is_valid_against_the_metaschema() {
+        // The component compiles built-in schemas without the metaschema check (see
+        // `Origin::Builtin`); this is the check, for every profile's tools.
+        for provider in crate::profile::PROVIDERS {
+            let registry = crate::profile::builtin_registry(provider, 10_000);
+            let definitions = registry.definitions();
+            let checked = SchemaValidator::new(definitions.iter().map(|d| (d, Origin::Host)));
+            for definition in &definitions {
+                let result = checked.validate(&definition.name, &json!({}));
+                assert!(
+                    !matches!(&result, Err(m) if m.contains("parameter schema of")),
+                    "{provider}/{}: {result:?}",
+                    definition.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_builtin_schema_is_enforced_like_any_other() {
+        let shell = crate::tools::shell::definition(10_000);
+        let trusted = SchemaValidator::new([(&shell, Origin::Builtin)]);
+        let checked = SchemaValidator::new([(&shell, Origin::Host)]);
+        for arguments in [
+            json!({}),
+            json!({"command": 1}),
+            json!({"command": "ls", "extra": true}),
+        ] {
+            let (a, b) = (
+                trusted.validate("shell", &arguments),
+                checked.validate("shell", &arguments),
+            );
+            assert!(a.is_err(), "{arguments}");
+            assert_eq!(a, b, "{arguments}");
+        }
+        assert_eq!(trusted.validate("shell", &json!({"command": "ls"})), Ok(()));
     }
 }

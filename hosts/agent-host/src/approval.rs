@@ -91,6 +91,25 @@ pub struct ApprovalQuestion {
     pub always: Option<AlwaysScope>,
 }
 
+impl ApprovalQuestion {
+    /// A question about writing `a.txt`, offering "always" for `write_file` when `always` is
+    /// set: the fixture of the prompts' unit tests, here and in the CLI's chat. Public rather
+    /// than `cfg(test)` because the CLI is another crate, which sees this one built without
+    /// `test`.
+    #[doc(hidden)]
+    pub fn sample(always: bool) -> Self {
+        Self {
+            session_id: "s".into(),
+            call_id: "c".into(),
+            tool_name: "write_file".into(),
+            summary: "write a.txt".into(),
+            arguments_json: "{}".into(),
+            danger: None,
+            always: always.then(|| AlwaysScope::Tool("write_file".into())),
+        }
+    }
+}
+
 /// What an "always" answer covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AlwaysScope {

@@ -39,7 +39,7 @@ impl AgentRuntime {
         cache_dir: Option<&Path>,
         transport: impl Into<LlmTransport>,
     ) -> anyhow::Result<Self> {
-        let engine = Engine::new(&Config::new())?;
+        let engine = Engine::new(&engine_config())?;
         let bytes = std::fs::read(component)
             .with_context(|| format!("cannot read the core component {}", component.display()))?;
         let (component, cache_outcome) = compile_cached(&engine, &bytes, cache_dir)
@@ -251,6 +251,17 @@ impl AgentRuntime {
             .await
             .map_err(anyhow::Error::from)
     }
+}
+
+/// The engine's settings. `AGENT_HOST_PERFMAP=1` writes `/tmp/perf-PID.map`, so that
+/// `perf report` names the component's functions (as `wasmtime run --profile perfmap` does);
+/// the compiled code is the same either way.
+fn engine_config() -> Config {
+    let mut config = Config::new();
+    if std::env::var_os("AGENT_HOST_PERFMAP").is_some_and(|v| !v.is_empty() && v != "0") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+    config
 }
 
 /// One session in its own instance. `submit` borrows it mutably for the whole input;

@@ -166,19 +166,6 @@ pub fn parse_answer(line: &str, always_offered: bool) -> Option<ApprovalAnswer> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::AlwaysScope;
-
-    fn question(always: bool) -> ApprovalQuestion {
-        ApprovalQuestion {
-            session_id: "s".into(),
-            call_id: "c".into(),
-            tool_name: "write_file".into(),
-            summary: "write a.txt".into(),
-            arguments_json: "{}".into(),
-            danger: None,
-            always: always.then(|| AlwaysScope::Tool("write_file".into())),
-        }
-    }
 
     #[test]
     fn answers_are_read_until_understood() {
@@ -186,7 +173,7 @@ mod tests {
         let answer = converse(
             &mut "maybe\n\nn  not that file \n".as_bytes(),
             &mut output,
-            &question(true),
+            &ApprovalQuestion::sample(true),
         )
         .unwrap();
         assert_eq!(
@@ -208,7 +195,12 @@ mod tests {
             parse_answer("no", false),
             Some(ApprovalAnswer::Deny { reason: None })
         );
-        let ended = converse(&mut "".as_bytes(), &mut Vec::new(), &question(false)).unwrap();
+        let ended = converse(
+            &mut "".as_bytes(),
+            &mut Vec::new(),
+            &ApprovalQuestion::sample(false),
+        )
+        .unwrap();
         assert!(matches!(ended, ApprovalAnswer::Deny { reason: Some(_) }));
     }
 }

@@ -118,24 +118,11 @@ pub fn describe(answer: &ApprovalAnswer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_host::approval::AlwaysScope;
-
-    fn question(always: bool) -> ApprovalQuestion {
-        ApprovalQuestion {
-            session_id: "s".into(),
-            call_id: "c".into(),
-            tool_name: "write_file".into(),
-            summary: "write a.txt".into(),
-            arguments_json: "{}".into(),
-            danger: None,
-            always: always.then(|| AlwaysScope::Tool("write_file".into())),
-        }
-    }
 
     #[tokio::test]
     async fn a_typed_line_answers_the_pending_question() {
         let (prompt, mut questions) = chat_prompt();
-        let asking = tokio::spawn(async move { prompt.ask(&question(true)).await });
+        let asking = tokio::spawn(async move { prompt.ask(&ApprovalQuestion::sample(true)).await });
         let pending = questions.recv().await.unwrap();
         assert_eq!(
             pending.line(),
@@ -150,7 +137,7 @@ mod tests {
     #[tokio::test]
     async fn an_abandoned_question_is_seen_as_withdrawn() {
         let (prompt, mut questions) = chat_prompt();
-        let asking = tokio::spawn(async move { prompt.ask(&question(false)).await });
+        let asking = tokio::spawn(async move { prompt.ask(&ApprovalQuestion::sample(false)).await });
         let pending = questions.recv().await.unwrap();
         asking.abort();
         let _ = asking.await;

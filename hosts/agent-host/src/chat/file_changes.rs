@@ -4,9 +4,7 @@
 //! component runs on while the event travels).
 
 use agent_host::Environment;
-use agent_host::bindings::execution_environment::{SpawnError, SpawnRequest};
-use agent_host::bindings::types::{DirEntry, FileStat, FsError, GrepMatch, GrepOptions};
-use agent_host::process::ProcessHandle;
+use agent_host::bindings::types::FsError;
 use async_trait::async_trait;
 use std::sync::{Arc, Mutex};
 
@@ -110,9 +108,9 @@ impl Recording {
 }
 
 #[async_trait]
-impl Environment for Recording {
-    async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
-        self.inner.read_file(path, range).await
+impl agent_host::env::Delegating for Recording {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
     }
 
     async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
@@ -138,54 +136,6 @@ impl Environment for Recording {
             unreadable,
         });
         Ok(())
-    }
-
-    async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
-        self.inner.rename_file(from, to).await
-    }
-
-    async fn create_directory(&self, path: &str) -> Result<(), FsError> {
-        self.inner.create_directory(path).await
-    }
-
-    async fn file_exists(&self, path: &str) -> bool {
-        self.inner.file_exists(path).await
-    }
-
-    async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
-        self.inner.stat(path).await
-    }
-
-    async fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
-        self.inner.list_directory(path, depth).await
-    }
-
-    async fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
-        self.inner.grep(options).await
-    }
-
-    async fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError> {
-        self.inner.glob(pattern, path).await
-    }
-
-    fn working_directory(&self) -> String {
-        self.inner.working_directory()
-    }
-
-    fn platform(&self) -> String {
-        self.inner.platform()
-    }
-
-    fn os_version(&self) -> String {
-        self.inner.os_version()
-    }
-
-    async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
-        self.inner.spawn(request).await
-    }
-
-    async fn real_path(&self, path: &str) -> Result<String, FsError> {
-        self.inner.real_path(path).await
     }
 }
 

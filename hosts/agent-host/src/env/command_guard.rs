@@ -5,7 +5,6 @@
 
 use super::Environment;
 use crate::bindings::execution_environment::{SpawnError, SpawnRequest};
-use crate::bindings::types::{DirEntry, FileStat, FsError, GrepMatch, GrepOptions};
 use crate::process::ProcessHandle;
 use async_trait::async_trait;
 use regex::Regex;
@@ -90,57 +89,9 @@ impl CommandGuard {
 }
 
 #[async_trait]
-impl Environment for CommandGuard {
-    async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
-        self.inner.read_file(path, range).await
-    }
-
-    async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
-        self.inner.write_file(path, contents).await
-    }
-
-    async fn delete_file(&self, path: &str) -> Result<(), FsError> {
-        self.inner.delete_file(path).await
-    }
-
-    async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
-        self.inner.rename_file(from, to).await
-    }
-
-    async fn create_directory(&self, path: &str) -> Result<(), FsError> {
-        self.inner.create_directory(path).await
-    }
-
-    async fn file_exists(&self, path: &str) -> bool {
-        self.inner.file_exists(path).await
-    }
-
-    async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
-        self.inner.stat(path).await
-    }
-
-    async fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
-        self.inner.list_directory(path, depth).await
-    }
-
-    async fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
-        self.inner.grep(options).await
-    }
-
-    async fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError> {
-        self.inner.glob(pattern, path).await
-    }
-
-    fn working_directory(&self) -> String {
-        self.inner.working_directory()
-    }
-
-    fn platform(&self) -> String {
-        self.inner.platform()
-    }
-
-    fn os_version(&self) -> String {
-        self.inner.os_version()
+impl super::Delegating for CommandGuard {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
     }
 
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
@@ -151,10 +102,6 @@ impl Environment for CommandGuard {
             )));
         }
         self.inner.spawn(request).await
-    }
-
-    async fn real_path(&self, path: &str) -> Result<String, FsError> {
-        self.inner.real_path(path).await
     }
 }
 

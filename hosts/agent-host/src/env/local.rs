@@ -375,28 +375,36 @@ pub fn fs_error(error: std::io::Error, path: &str) -> FsError {
 #[async_trait]
 impl Environment for LocalEnvironment {
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
+        let size = match range {
+            Some((_, length)) => Some(length),
+            None => LocalEnvironment::stat(self, path).ok().map(|s| s.size),
+        };
+        // A path that cannot be statted fails just as fast when read.
+        if size.is_none_or(|size| size <= INLINE_IO_LIMIT) {
+            return LocalEnvironment::read_file(self, path, range);
+        }
         let (env, path) = (self.clone(), path.to_string());
         blocking(move || env.read_file(&path, range)).await
     }
 
     async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
+        if contents.len() as u64 <= INLINE_IO_LIMIT {
+            return LocalEnvironment::write_file(self, path, contents);
+        }
         let (env, path, contents) = (self.clone(), path.to_string(), contents.to_vec());
         blocking(move || env.write_file(&path, &contents)).await
     }
 
     async fn delete_file(&self, path: &str) -> Result<(), FsError> {
-        let (env, path) = (self.clone(), path.to_string());
-        blocking(move || env.delete_file(&path)).await
+        LocalEnvironment::delete_file(self, path)
     }
 
     async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
-        let (env, from, to) = (self.clone(), from.to_string(), to.to_string());
-        blocking(move || env.rename_file(&from, &to)).await
+        LocalEnvironment::rename_file(self, from, to)
     }
 
     async fn create_directory(&self, path: &str) -> Result<(), FsError> {
-        let (env, path) = (self.clone(), path.to_string());
-        blocking(move || env.create_directory(&path)).await
+        LocalEnvironment::create_directory(self, path)
     }
 
     async fn file_exists(&self, path: &str) -> bool {
@@ -445,10 +453,16 @@ impl Environment for LocalEnvironment {
     }
 
     async fn real_path(&self, path: &str) -> Result<String, FsError> {
-        let (env, path) = (self.clone(), path.to_string());
-        blocking(move || env.real_path(&path)).await
+        LocalEnvironment::real_path(self, path)
     }
 }
+
+/// Reads and writes up to this size, and metadata operations, run on the calling thread: a
+/// hop to the blocking pool costs more than they do (it was most of the component's fixed
+/// cost per loop round, BENCHMARKS.md), as wasmtime-wasi's `allow_blocking_current_thread`
+/// also reasons. Bigger files, listings and searches, whose time has no bound, still run
+/// off the async worker threads.
+const INLINE_IO_LIMIT: u64 = 256 * 1024;
 
 /// Runs blocking filesystem work off the async worker threads.
 async fn blocking<T: Send + 'static>(

@@ -19,95 +19,66 @@ impl Logged {
     }
 }
 
-fn log<T>(op: &str, subject: &str, started: Instant, outcome: &Result<T, FsError>) {
+/// Runs `operation` and logs its outcome and how long it took. The operation is a future not
+/// yet polled, so the time is that of the work alone.
+async fn logged<T>(
+    op: &str,
+    subject: &str,
+    operation: impl Future<Output = Result<T, FsError>>,
+) -> Result<T, FsError> {
+    let started = Instant::now();
+    let outcome = operation.await;
     let ms = started.elapsed().as_millis() as u64;
-    match outcome {
+    match &outcome {
         Ok(_) => tracing::info!(target: "agent_host::env", op, subject, ms, "ok"),
         Err(e) => {
             tracing::info!(target: "agent_host::env", op, subject, ms, error = fs_error_message(e), "failed")
         }
     }
+    outcome
 }
 
 #[async_trait]
-impl Environment for Logged {
+impl super::Delegating for Logged {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.read_file(path, range).await;
-        log("read_file", path, started, &outcome);
-        outcome
+        logged("read_file", path, self.inner.read_file(path, range)).await
     }
 
     async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.write_file(path, contents).await;
-        log("write_file", path, started, &outcome);
-        outcome
+        logged("write_file", path, self.inner.write_file(path, contents)).await
     }
 
     async fn delete_file(&self, path: &str) -> Result<(), FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.delete_file(path).await;
-        log("delete_file", path, started, &outcome);
-        outcome
+        logged("delete_file", path, self.inner.delete_file(path)).await
     }
 
     async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.rename_file(from, to).await;
-        log("rename_file", &format!("{from} -> {to}"), started, &outcome);
-        outcome
+        let subject = format!("{from} -> {to}");
+        logged("rename_file", &subject, self.inner.rename_file(from, to)).await
     }
 
     async fn create_directory(&self, path: &str) -> Result<(), FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.create_directory(path).await;
-        log("create_directory", path, started, &outcome);
-        outcome
-    }
-
-    async fn file_exists(&self, path: &str) -> bool {
-        self.inner.file_exists(path).await
+        logged("create_directory", path, self.inner.create_directory(path)).await
     }
 
     async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.stat(path).await;
-        log("stat", path, started, &outcome);
-        outcome
+        logged("stat", path, self.inner.stat(path)).await
     }
 
     async fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.list_directory(path, depth).await;
-        log("list_directory", path, started, &outcome);
-        outcome
+        logged("list_directory", path, self.inner.list_directory(path, depth)).await
     }
 
     async fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.grep(options).await;
-        log("grep", &options.pattern, started, &outcome);
-        outcome
+        logged("grep", &options.pattern, self.inner.grep(options)).await
     }
 
     async fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError> {
-        let started = Instant::now();
-        let outcome = self.inner.glob(pattern, path).await;
-        log("glob", pattern, started, &outcome);
-        outcome
-    }
-
-    fn working_directory(&self) -> String {
-        self.inner.working_directory()
-    }
-
-    fn platform(&self) -> String {
-        self.inner.platform()
-    }
-
-    fn os_version(&self) -> String {
-        self.inner.os_version()
+        logged("glob", pattern, self.inner.glob(pattern, path)).await
     }
 
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
@@ -120,9 +91,5 @@ impl Environment for Logged {
             Err(error) => tracing::info!(target: "agent_host::env", op = "spawn", command, ?error, "refused"),
         }
         outcome
-    }
-
-    async fn real_path(&self, path: &str) -> Result<String, FsError> {
-        self.inner.real_path(path).await
     }
 }

@@ -3,6 +3,7 @@
 //! boundary over a read-only view over SSH is as valid as the local machine alone.
 
 pub mod command_guard;
+mod delegating;
 pub mod env_vars;
 pub mod local;
 pub mod logging;
@@ -20,6 +21,7 @@ use crate::process::ProcessHandle;
 use async_trait::async_trait;
 
 pub use command_guard::CommandGuard;
+pub use delegating::Delegating;
 pub use env_vars::EnvPolicy;
 pub use local::LocalEnvironment;
 pub use logging::Logged;
@@ -31,6 +33,9 @@ pub use scoped::Scoped;
 /// Files, searches and processes of one place. Paths are relative to
 /// [`working_directory`](Environment::working_directory) or absolute; errors name the path
 /// and become tool errors the model can read.
+///
+/// Wrappers implement it through [`Delegating`]; a method added here gets a forwarding
+/// default there, so check each wrapper whose policy should cover it.
 #[async_trait]
 pub trait Environment: Send + Sync + 'static {
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError>;

@@ -80,8 +80,13 @@ impl PathPolicy {
     }
 }
 
+/// `working_directory`, `platform`, `os_version` and `real_path` are the forwarding defaults.
 #[async_trait]
-impl Environment for PathPolicy {
+impl super::Delegating for PathPolicy {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         self.check(path).await?;
         self.inner.read_file(path, range).await
@@ -139,18 +144,6 @@ impl Environment for PathPolicy {
         Ok(files)
     }
 
-    fn working_directory(&self) -> String {
-        self.inner.working_directory()
-    }
-
-    fn platform(&self) -> String {
-        self.inner.platform()
-    }
-
-    fn os_version(&self) -> String {
-        self.inner.os_version()
-    }
-
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
         // The command's directory is checked; what the command does is not (README).
         let dir = request.working_dir.as_deref().unwrap_or(".");
@@ -158,9 +151,5 @@ impl Environment for PathPolicy {
             .await
             .map_err(|e| SpawnError::Denied(super::fs_error_message(&e).to_string()))?;
         self.inner.spawn(request).await
-    }
-
-    async fn real_path(&self, path: &str) -> Result<String, FsError> {
-        self.inner.real_path(path).await
     }
 }

@@ -64,44 +64,51 @@ impl Scoped {
     }
 }
 
+/// Every path is mapped to the parent's; `platform` and `os_version` are the forwarding
+/// defaults. Calls go through `inner()`, a `dyn Environment`: on the `PathPolicy` itself
+/// they would be ambiguous, as it has both traits' methods and both are in scope here.
 #[async_trait]
-impl Environment for Scoped {
+impl super::Delegating for Scoped {
+    fn inner(&self) -> &dyn Environment {
+        &self.inner
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
-        self.inner.read_file(&self.outer(path), range).await
+        self.inner().read_file(&self.outer(path), range).await
     }
 
     async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
-        self.inner.write_file(&self.outer(path), contents).await
+        self.inner().write_file(&self.outer(path), contents).await
     }
 
     async fn delete_file(&self, path: &str) -> Result<(), FsError> {
-        self.inner.delete_file(&self.outer(path)).await
+        self.inner().delete_file(&self.outer(path)).await
     }
 
     async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
-        self.inner.rename_file(&self.outer(from), &self.outer(to)).await
+        self.inner().rename_file(&self.outer(from), &self.outer(to)).await
     }
 
     async fn create_directory(&self, path: &str) -> Result<(), FsError> {
-        self.inner.create_directory(&self.outer(path)).await
+        self.inner().create_directory(&self.outer(path)).await
     }
 
     async fn file_exists(&self, path: &str) -> bool {
-        self.inner.file_exists(&self.outer(path)).await
+        self.inner().file_exists(&self.outer(path)).await
     }
 
     async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
-        self.inner.stat(&self.outer(path)).await
+        self.inner().stat(&self.outer(path)).await
     }
 
     async fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
-        self.inner.list_directory(&self.outer(path), depth).await
+        self.inner().list_directory(&self.outer(path), depth).await
     }
 
     async fn grep(&self, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
         let mut outer = options.clone();
         outer.path = Some(self.outer(options.path.as_deref().unwrap_or(".")));
-        let mut matches = self.inner.grep(&outer).await?;
+        let mut matches = self.inner().grep(&outer).await?;
         for m in &mut matches {
             m.path = self.inner_path(&m.path);
         }
@@ -110,7 +117,7 @@ impl Environment for Scoped {
 
     async fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError> {
         let files = self
-            .inner
+            .inner()
             .glob(pattern, Some(&self.outer(path.unwrap_or("."))))
             .await?;
         Ok(files.iter().map(|f| self.inner_path(f)).collect())
@@ -120,20 +127,12 @@ impl Environment for Scoped {
         self.working_directory.clone()
     }
 
-    fn platform(&self) -> String {
-        self.inner.platform()
-    }
-
-    fn os_version(&self) -> String {
-        self.inner.os_version()
-    }
-
     async fn spawn(&self, mut request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
         request.working_dir = Some(self.outer(request.working_dir.as_deref().unwrap_or(".")));
-        self.inner.spawn(request).await
+        self.inner().spawn(request).await
     }
 
     async fn real_path(&self, path: &str) -> Result<String, FsError> {
-        self.inner.real_path(&self.outer(path)).await
+        self.inner().real_path(&self.outer(path)).await
     }
 }

@@ -1,9 +1,17 @@
 //! Listing, grep and glob over a real directory tree with ripgrep's crates: .gitignore
 //! rules apply, binary files are skipped, symbolic links are not followed (so a link cannot
 //! lead a search out of the tree it started in).
+//!
+//! Grep and glob walk the tree on every core, like ripgrep (one searcher per thread), then
+//! sort what they found, so results do not depend on which thread got which file: grep's
+//! are in path order (as a sorted walk would visit them) and line order, glob's newest first.
 
 use crate::bindings::types::{DirEntry, EntryKind, FsError, GrepMatch, GrepOptions, GrepOutputMode};
-use std::path::Path;
+use ignore::WalkState;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::UNIX_EPOCH;
 
 /// Matches returned by a grep that names no limit.
@@ -42,44 +50,39 @@ pub fn list(base: &Path, depth: u32) -> Vec<DirEntry> {
     entries
 }
 
-/// The compiled pattern, glob filter and limit of a grep, and a searcher: shared by the
-/// local walk and the SSH environment's SFTP walk.
-pub struct GrepRun<'a> {
-    pub options: &'a GrepOptions,
-    pub matcher: grep_regex::RegexMatcher,
-    pub filter: Option<globset::GlobMatcher>,
-    pub limit: usize,
-    searcher: grep_searcher::Searcher,
-    pub results: Vec<GrepMatch>,
+/// The compiled pattern, glob filter, limit and output mode of a grep; shared by the
+/// threads of a local search and by the SSH environment's SFTP walk.
+pub struct GrepSpec {
+    matcher: grep_regex::RegexMatcher,
+    filter: Option<globset::GlobMatcher>,
+    limit: usize,
+    mode: GrepOutputMode,
 }
 
-impl<'a> GrepRun<'a> {
-    pub fn new(options: &'a GrepOptions) -> Result<Self, FsError> {
-        use grep_regex::RegexMatcherBuilder;
-        use grep_searcher::{BinaryDetection, SearcherBuilder};
-        let matcher = RegexMatcherBuilder::new()
+impl GrepSpec {
+    pub fn new(options: &GrepOptions) -> Result<Self, FsError> {
+        let matcher = grep_regex::RegexMatcherBuilder::new()
             .case_insensitive(options.case_insensitive)
             .fixed_strings(options.fixed_strings)
             .build(&options.pattern)
             .map_err(|e| FsError::InvalidInput(format!("invalid pattern {:?}: {e}", options.pattern)))?;
         Ok(Self {
-            options,
             matcher,
             filter: options.glob_filter.as_deref().map(glob_matcher).transpose()?,
             limit: match options.max_results {
                 0 => DEFAULT_GREP_LIMIT,
                 n => n as usize,
             },
-            searcher: SearcherBuilder::new()
-                .binary_detection(BinaryDetection::quit(0))
-                .line_number(true)
-                .build(),
-            results: Vec::new(),
+            mode: options.output_mode,
         })
     }
 
-    pub fn full(&self) -> bool {
-        self.results.len() >= self.limit
+    /// A searcher for one thread: binary files (a NUL byte) are skipped, as by ripgrep.
+    pub fn searcher() -> grep_searcher::Searcher {
+        grep_searcher::SearcherBuilder::new()
+            .binary_detection(grep_searcher::BinaryDetection::quit(0))
+            .line_number(true)
+            .build()
     }
 
     /// Whether the glob filter lets a file through (by its shown path or its name).
@@ -89,11 +92,16 @@ impl<'a> GrepRun<'a> {
             .is_none_or(|f| f.is_match(shown) || f.is_match(name))
     }
 
-    /// Searches one file, given as a path or as its bytes, and records what the output
-    /// mode asks for.
-    pub fn search(&mut self, shown: &str, file: Searched<'_>) {
+    /// What one file, given as a path or as its bytes, contributes in the output mode. A
+    /// file's lines past the limit could never be returned, so its search stops there.
+    pub fn search(
+        &self,
+        searcher: &mut grep_searcher::Searcher,
+        shown: &str,
+        file: Searched<'_>,
+    ) -> Vec<GrepMatch> {
         use grep_searcher::sinks::UTF8;
-        let mode = self.options.output_mode;
+        let (mode, limit) = (self.mode, self.limit);
         let mut count = 0u32;
         let mut hits = Vec::new();
         let sink = UTF8(|line_number, line| {
@@ -105,11 +113,15 @@ impl<'a> GrepRun<'a> {
                     line: line.trim_end_matches(['\n', '\r']).to_string(),
                 });
             }
-            Ok(mode != GrepOutputMode::FilesWithMatches)
+            Ok(match mode {
+                GrepOutputMode::Content => hits.len() < limit,
+                GrepOutputMode::FilesWithMatches => false,
+                GrepOutputMode::Count => true,
+            })
         });
         let _ = match file {
-            Searched::Path(path) => self.searcher.search_path(&self.matcher, path, sink),
-            Searched::Bytes(bytes) => self.searcher.search_slice(&self.matcher, bytes, sink),
+            Searched::Path(path) => searcher.search_path(&self.matcher, path, sink),
+            Searched::Bytes(bytes) => searcher.search_slice(&self.matcher, bytes, sink),
         };
         let summary = |line_number| GrepMatch {
             path: shown.to_string(),
@@ -117,15 +129,45 @@ impl<'a> GrepRun<'a> {
             line: String::new(),
         };
         match mode {
-            GrepOutputMode::Content => self.results.extend(hits),
-            _ if count == 0 => {}
-            GrepOutputMode::FilesWithMatches => self.results.push(summary(0)),
-            GrepOutputMode::Count => self.results.push(summary(count)),
+            GrepOutputMode::Content => hits,
+            _ if count == 0 => Vec::new(),
+            GrepOutputMode::FilesWithMatches => vec![summary(0)],
+            GrepOutputMode::Count => vec![summary(count)],
         }
+    }
+}
+
+/// A grep that visits files one at a time in the caller's order (the SSH environment's).
+pub struct GrepRun {
+    spec: GrepSpec,
+    searcher: grep_searcher::Searcher,
+    results: Vec<GrepMatch>,
+}
+
+impl GrepRun {
+    pub fn new(options: &GrepOptions) -> Result<Self, FsError> {
+        Ok(Self {
+            spec: GrepSpec::new(options)?,
+            searcher: GrepSpec::searcher(),
+            results: Vec::new(),
+        })
+    }
+
+    pub fn full(&self) -> bool {
+        self.results.len() >= self.spec.limit
+    }
+
+    pub fn admits(&self, shown: &str, name: &str) -> bool {
+        self.spec.admits(shown, name)
+    }
+
+    pub fn search(&mut self, shown: &str, file: Searched<'_>) {
+        let hits = self.spec.search(&mut self.searcher, shown, file);
+        self.results.extend(hits);
     }
 
     pub fn finish(mut self) -> Vec<GrepMatch> {
-        self.results.truncate(self.limit);
+        self.results.truncate(self.spec.limit);
         self.results
     }
 }
@@ -136,43 +178,137 @@ pub enum Searched<'a> {
     Bytes(&'a [u8]),
 }
 
-/// Lines (or files, or counts) under `base` matching the options; paths are shown relative
-/// to `shown_from`.
+/// Lines (or files, or counts) under `base` matching the options, the first `limit` in path
+/// order; paths are shown relative to `shown_from`.
 pub fn grep(base: &Path, shown_from: &Path, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
-    let mut run = GrepRun::new(options)?;
-    for entry in ignore::WalkBuilder::new(base)
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .build()
-        .flatten()
-    {
-        if run.full() {
-            break;
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let shown = shown_path(shown_from, entry.path());
-        if run.admits(&shown, &entry.file_name().to_string_lossy()) {
-            run.search(&shown, Searched::Path(entry.path()));
-        }
-    }
-    Ok(run.finish())
+    let spec = GrepSpec::new(options)?;
+    let first = FirstInPathOrder::new(spec.limit);
+    ignore::WalkBuilder::new(base).build_parallel().run(|| {
+        let (spec, first) = (&spec, &first);
+        let mut searcher = GrepSpec::searcher();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if first.after_the_limit(entry.path()) {
+                return WalkState::Skip;
+            }
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                let shown = shown_path(shown_from, entry.path());
+                if spec.admits(&shown, &entry.file_name().to_string_lossy()) {
+                    let hits = spec.search(&mut searcher, &shown, Searched::Path(entry.path()));
+                    first.offer(entry.into_path(), hits);
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    Ok(first.finish())
 }
 
-/// Files under `base` whose path relative to it matches `pattern`, newest first.
-pub fn glob(base: &Path, shown_from: &Path, pattern: &str) -> Result<Vec<String>, FsError> {
-    let matcher = glob_matcher(pattern)?;
-    let mut found: Vec<(u64, String)> = Vec::new();
-    for entry in ignore::WalkBuilder::new(base).build().flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let relative = entry.path().strip_prefix(base).unwrap_or(entry.path());
-        if matcher.is_match(relative) {
-            let modified = entry.metadata().map(|m| modified_ms(&m)).unwrap_or(0);
-            found.push((modified, shown_path(shown_from, entry.path())));
+/// The first `limit` results in path order (a path's components compared in turn, the
+/// order of a walk that sorts each directory), gathered from files searched in any order.
+/// Once `limit` results are held, nothing at a path after the last file held can be among
+/// them, so such files are dropped and such directories not entered (everything under a
+/// directory sorts after it): a small limit still stops a search early.
+struct FirstInPathOrder {
+    limit: usize,
+    /// Whether `limit` results are held, so the walk need not lock until then.
+    full: AtomicBool,
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    by_path: BTreeMap<PathBuf, Vec<GrepMatch>>,
+    count: usize,
+}
+
+impl FirstInPathOrder {
+    fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            full: AtomicBool::new(false),
+            held: Mutex::new(Held::default()),
         }
     }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        // A panicking searcher thread leaves the map consistent: every update is one insert
+        // or remove.
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn after_the_limit(&self, path: &Path) -> bool {
+        self.full.load(Ordering::Relaxed) && self.held().is_after_last(path)
+    }
+
+    fn offer(&self, path: PathBuf, hits: Vec<GrepMatch>) {
+        if hits.is_empty() {
+            return;
+        }
+        let mut held = self.held();
+        if held.count >= self.limit && held.is_after_last(&path) {
+            return;
+        }
+        held.count += hits.len();
+        held.by_path.insert(path, hits);
+        // Whole files from the end go while the rest still hold the limit.
+        let Held { by_path, count } = &mut *held;
+        while let Some(last) = by_path.last_entry() {
+            if *count - last.get().len() < self.limit {
+                break;
+            }
+            *count -= last.remove().len();
+        }
+        if *count >= self.limit {
+            self.full.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn finish(self) -> Vec<GrepMatch> {
+        let held = self.held.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let mut results: Vec<GrepMatch> = held.by_path.into_values().flatten().collect();
+        results.truncate(self.limit);
+        results
+    }
+}
+
+impl Held {
+    fn is_after_last(&self, path: &Path) -> bool {
+        self.by_path
+            .last_key_value()
+            .is_some_and(|(last, _)| path > last.as_path())
+    }
+}
+
+/// Files under `base` whose path relative to it matches `pattern`, newest first (ties in
+/// path order).
+pub fn glob(base: &Path, shown_from: &Path, pattern: &str) -> Result<Vec<String>, FsError> {
+    let matcher = glob_matcher(pattern)?;
+    let found: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(base).build_parallel().run(|| {
+        let (matcher, found) = (&matcher, &found);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let relative = entry.path().strip_prefix(base).unwrap_or(entry.path());
+            if matcher.is_match(relative) {
+                let modified = entry.metadata().map(|m| modified_ms(&m)).unwrap_or(0);
+                let shown = shown_path(shown_from, entry.path());
+                found
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push((modified, shown));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     Ok(found.into_iter().map(|(_, p)| p).collect())
 }

@@ -17,6 +17,7 @@ pub use replay::{Recording, ReplayTransport};
 use crate::bindings::api::{SessionConfig, WireProtocol};
 use crate::bindings::llm_transport::{HttpRequest, TransportError};
 use crate::endpoints::{AuthStyle, Endpoint};
+use crate::in_process_llm::InProcessTransport;
 use crate::transport::{HttpTransport, ResponseHandle};
 use format::RecordedSession;
 
@@ -29,6 +30,8 @@ pub enum LlmTransport {
     Recording(RecordingTransport),
     /// From a recording, without network.
     Replay(ReplayTransport),
+    /// From a function in this process, without network.
+    InProcess(InProcessTransport),
 }
 
 impl LlmTransport {
@@ -38,6 +41,7 @@ impl LlmTransport {
             Self::Http(http) => http.send(request).await,
             Self::Recording(recording) => recording.send(request).await,
             Self::Replay(replay) => replay.send(request),
+            Self::InProcess(in_process) => in_process.send(&request),
         }
     }
 
@@ -46,7 +50,7 @@ impl LlmTransport {
         match self {
             Self::Http(http) => Some(http),
             Self::Recording(recording) => Some(recording.http()),
-            Self::Replay(_) => None,
+            Self::Replay(_) | Self::InProcess(_) => None,
         }
     }
 }
@@ -60,6 +64,12 @@ impl From<HttpTransport> for LlmTransport {
 impl From<RecordingTransport> for LlmTransport {
     fn from(recording: RecordingTransport) -> Self {
         Self::Recording(recording)
+    }
+}
+
+impl From<InProcessTransport> for LlmTransport {
+    fn from(in_process: InProcessTransport) -> Self {
+        Self::InProcess(in_process)
     }
 }
 

@@ -46,8 +46,14 @@ impl Granted {
     }
 }
 
+/// `working_directory`, `platform` and `os_version` are the forwarding defaults: they need
+/// no grant.
 #[async_trait]
-impl Environment for Granted {
+impl crate::env::Delegating for Granted {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         self.fs(Capability::Read, &format!("reading {path}"))?;
         // Checked before reading, so a huge file never reaches the host's memory either.
@@ -107,18 +113,6 @@ impl Environment for Granted {
     async fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError> {
         self.fs(Capability::Read, "finding files")?;
         self.inner.glob(pattern, path).await
-    }
-
-    fn working_directory(&self) -> String {
-        self.inner.working_directory()
-    }
-
-    fn platform(&self) -> String {
-        self.inner.platform()
-    }
-
-    fn os_version(&self) -> String {
-        self.inner.os_version()
     }
 
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {

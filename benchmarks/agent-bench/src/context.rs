@@ -1,0 +1,35 @@
+//! What every benchmark is given: the artefacts under test and where to put scratch files.
+
+use std::path::{Path, PathBuf};
+
+pub struct Context {
+    pub component: PathBuf,
+    pub agent_host: PathBuf,
+    pub probe: PathBuf,
+    pub search_tree: PathBuf,
+    pub out: PathBuf,
+    pub quick: bool,
+}
+
+impl Context {
+    /// A fresh scratch directory (emptied first). It is under the system's temporary
+    /// folder, not under the checkout: a workspace inside a git repository makes every
+    /// session start run git, which is not what most figures are about.
+    pub fn scratch(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let dir = std::env::temp_dir().join("agent-bench").join(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(&dir)?;
+        Ok(absolute(&dir))
+    }
+
+    /// `full` normally, `quick` under `--quick`.
+    pub fn size(&self, full: usize, quick: usize) -> usize {
+        if self.quick { quick } else { full }
+    }
+}
+
+pub fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
