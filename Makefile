@@ -46,6 +46,7 @@ lint:
 	cargo clippy --locked --manifest-path core-component/fuzz/Cargo.toml -- -D warnings
 	cargo fmt --manifest-path tool-plugins/Cargo.toml --all --check
 	WASM_CARGO_DIR=$(CURDIR)/tool-plugins scripts/wasm-cargo.sh clippy --release -- -D warnings
+	WASM_CARGO_DIR=$(CURDIR)/benchmarks/wasm-probe scripts/wasm-cargo.sh clippy --release -- -D warnings
 
 ## Every benchmark in release mode, printed as one table (figure, value, unit, target, met?);
 ## results also in target/bench/results.{md,json}. BENCH_ARGS="--only loop,search" picks some.
