@@ -3,6 +3,7 @@
 //! output in chunks, HTTP bodies arrive in pieces.
 
 use crate::events::Event;
+use crate::history::HistoryEntry;
 use crate::ports::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -411,6 +412,8 @@ impl Transport for ScriptedTransport {
 #[derive(Default)]
 pub struct RecordingHost {
     pub events: RefCell<Vec<Event>>,
+    /// Every history entry the session journaled, as `record_history` received it.
+    pub journal: RefCell<Vec<HistoryEntry>>,
     pub steering: RefCell<Vec<String>>,
     pub follow_ups: RefCell<Vec<String>>,
     pub interruption: RefCell<Option<Interruption>>,
@@ -433,7 +436,7 @@ pub struct RecordingHost {
 
 impl RecordingHost {
     pub fn kinds(&self) -> Vec<crate::events::EventKind> {
-        self.events.borrow().iter().map(|e| e.kind).collect()
+        self.events.borrow().iter().map(|e| e.kind()).collect()
     }
 }
 
@@ -443,6 +446,9 @@ impl SessionHost for RecordingHost {
             hook(&event, self);
         }
         self.events.borrow_mut().push(event);
+    }
+    fn record_history(&self, _: &str, entry: &HistoryEntry) {
+        self.journal.borrow_mut().push(entry.clone());
     }
     fn take_steering(&self, _: &str) -> Vec<String> {
         std::mem::take(&mut *self.steering.borrow_mut())

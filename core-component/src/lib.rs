@@ -28,9 +28,10 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 #[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod wasm;
 
+pub use agent_protocol::{self as protocol, ProviderFamily};
 pub use config::{Limits, SessionConfig};
 pub use events::{Event, EventKind};
-pub use session::{AgentError, Session, SessionState, StopReason, SubmitOutcome};
+pub use session::{AgentError, ResumeRequest, Session, SessionState, StopReason, SubmitOutcome};
 
 /// Runs one tool of a profile outside any session (the `run-tool` export). The provider
 /// `any` means the first profile that has the tool.
@@ -41,11 +42,11 @@ pub fn run_tool(
     ports: &ports::Ports,
 ) -> Result<String, String> {
     let provider = match provider {
-        "any" => profile::PROVIDERS
+        "any" => profile::FAMILIES
             .iter()
-            .copied()
-            .find(|p| profile::builtin_registry(p, 0).get(name).is_some())
-            .unwrap_or("anthropic"),
+            .map(|f| f.family)
+            .find(|f| profile::builtin_registry(*f, 0).get(name).is_some())
+            .map_or("anthropic", ProviderFamily::as_str),
         other => other,
     };
     let mut config = SessionConfig::new(provider, "run-tool");

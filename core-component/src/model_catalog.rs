@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn catalog_parses_and_covers_every_profile() {
-        for provider in crate::profile::PROVIDERS {
+        for provider in agent_protocol::ProviderFamily::ALL.map(agent_protocol::ProviderFamily::as_str) {
             assert!(
                 !list_models(Some(provider)).is_empty(),
                 "no models for {provider}"

@@ -2,7 +2,6 @@
 //! the loop runs the same natively (with in-memory fakes in tests) and inside the component
 //! (over the imports, see `wasm`).
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Why a file operation failed; mirrors `types.fs-error`.
@@ -94,12 +93,7 @@ pub struct ByteRange {
 }
 
 /// Which stream a process chunk came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputStream {
-    Stdout,
-    Stderr,
-}
+pub use agent_protocol::event::OutputStream;
 
 /// A piece of process output as it arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,6 +229,7 @@ pub struct ApprovalRequest {
     pub tool_name: String,
     pub arguments_json: String,
     pub summary: String,
+    pub category: agent_protocol::ToolCategory,
 }
 
 /// What a parent session asks of a new subagent (see `session-host` in the WIT).
@@ -270,6 +265,9 @@ pub enum Approval {
 /// Events out, control in (`session-host`), plus the clock and randomness the core needs.
 pub trait SessionHost {
     fn emit(&self, event: crate::events::Event);
+    /// The history grew (or, for a tool result, is about to); hosts that persist sessions
+    /// journal the entry. Hosts that do not can ignore it.
+    fn record_history(&self, _session_id: &str, _entry: &crate::history::HistoryEntry) {}
     fn take_steering(&self, session_id: &str) -> Vec<String>;
     fn take_follow_ups(&self, session_id: &str) -> Vec<String>;
     fn abort_requested(&self, session_id: &str) -> Option<Interruption>;

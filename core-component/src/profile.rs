@@ -1,6 +1,6 @@
 //! Provider profiles (section 3 of the spec): which tools a model family gets and the system
-//! prompt it is given. The walking skeleton has the Anthropic toolset's first three tools;
-//! the full provider-aligned sets arrive with their issue.
+//! prompt it is given, one row per family in `FAMILIES`. What hosts also need to know about a
+//! family (default model, endpoint, context window, command timeout) is `agent-protocol`'s.
 
 use crate::config::SessionConfig;
 use crate::llm::ToolDefinition;
@@ -9,13 +9,97 @@ use crate::ports::Environment;
 use crate::prompt_context::PromptContext;
 use crate::tools::validation::{Origin, SchemaValidator};
 use crate::tools::{
-    CommandTool, RegisteredTool, Runner, ToolRegistry, apply_patch, edit_file, glob, grep, list_dir,
-    read_file, read_many_files, shell, subagents, write_file,
+    CommandTool, Executor, RegisteredTool, Runner, ToolRegistry, ToolTraits, apply_patch, edit_file, glob,
+    grep, list_dir, read_file, read_many_files, shell, subagents, write_file,
 };
+use agent_protocol::ProviderFamily;
 use std::rc::Rc;
 
-/// The profile ids a session may name.
-pub const PROVIDERS: [&str; 3] = ["anthropic", "openai", "gemini"];
+/// A built-in tool (or, for `Subagents`, the four subagent tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    ReadFile,
+    WriteFile,
+    Shell,
+    EditFile,
+    ApplyPatch,
+    Grep,
+    Glob,
+    ListDir,
+    ReadManyFiles,
+    Subagents,
+}
+
+/// What a provider family gets.
+#[derive(Debug)]
+pub struct Family {
+    pub family: ProviderFamily,
+    /// Its tools in the order offered. Each family edits the way its reference agent was
+    /// trained to: codex with patches, Claude Code and gemini-cli with string replacement;
+    /// gemini-cli also lists directories and reads several files at once. Every family
+    /// delegates the same way (spec 7).
+    pub tools: &'static [Builtin],
+    /// Its base prompt, in the terms of its reference agent's tools (spec 6.2).
+    pub prompt: &'static str,
+    /// The instruction file read besides AGENTS.md (spec 6.5).
+    pub instruction_file: &'static str,
+}
+
+pub const FAMILIES: [Family; 3] = [
+    Family {
+        family: ProviderFamily::Anthropic,
+        tools: &[
+            Builtin::ReadFile,
+            Builtin::WriteFile,
+            Builtin::Shell,
+            Builtin::EditFile,
+            Builtin::Grep,
+            Builtin::Glob,
+            Builtin::Subagents,
+        ],
+        prompt: include_str!("../prompts/anthropic.md"),
+        instruction_file: "CLAUDE.md",
+    },
+    Family {
+        family: ProviderFamily::Openai,
+        tools: &[
+            Builtin::ReadFile,
+            Builtin::WriteFile,
+            Builtin::Shell,
+            Builtin::ApplyPatch,
+            Builtin::Grep,
+            Builtin::Glob,
+            Builtin::Subagents,
+        ],
+        prompt: include_str!("../prompts/openai.md"),
+        instruction_file: ".codex/instructions.md",
+    },
+    Family {
+        family: ProviderFamily::Gemini,
+        tools: &[
+            Builtin::ReadFile,
+            Builtin::WriteFile,
+            Builtin::Shell,
+            Builtin::EditFile,
+            Builtin::Grep,
+            Builtin::Glob,
+            Builtin::ListDir,
+            Builtin::ReadManyFiles,
+            Builtin::Subagents,
+        ],
+        prompt: include_str!("../prompts/gemini.md"),
+        instruction_file: "GEMINI.md",
+    },
+];
+
+/// The row of a family.
+pub fn family(id: ProviderFamily) -> &'static Family {
+    match id {
+        ProviderFamily::Anthropic => &FAMILIES[0],
+        ProviderFamily::Openai => &FAMILIES[1],
+        ProviderFamily::Gemini => &FAMILIES[2],
+    }
+}
 
 /// A provider profile: its tools, its system prompt and what its model can do.
 #[derive(Debug, Clone)]
@@ -47,11 +131,9 @@ impl Profile {
     /// The profile of a session: the provider's tools, filtered by the configuration, plus
     /// the host's tools; capabilities from the model catalog, overridden by the configuration.
     pub fn for_config(config: &SessionConfig) -> Self {
-        let default_command_timeout_ms = match config.provider.as_str() {
-            "anthropic" => 120_000,
-            _ => config.limits.default_command_timeout_ms,
-        };
-        let mut registry = builtin_registry(&config.provider, default_command_timeout_ms);
+        let id = config.family().unwrap_or(ProviderFamily::Anthropic);
+        let default_command_timeout_ms = config.default_command_timeout_ms();
+        let mut registry = builtin_registry(id, default_command_timeout_ms);
         if let Some(enabled) = &config.enabled_tools {
             for name in registry.names() {
                 if !enabled.contains(&name) {
@@ -66,14 +148,10 @@ impl Profile {
             registry.register(RegisteredTool {
                 definition: definition.clone(),
                 runner: Runner::Host,
+                traits: ToolTraits::HOST,
             });
         }
         let model_info = model_catalog::get_model_info(&config.model);
-        let profile_window = match config.provider.as_str() {
-            "openai" => 400_000,
-            "gemini" => 1_048_576,
-            _ => 200_000,
-        };
         let validator = Rc::new(SchemaValidator::new(registry.tools().map(|t| {
             let origin = match t.runner {
                 Runner::Host => Origin::Host,
@@ -93,9 +171,11 @@ impl Profile {
             supports_images: config
                 .image_input
                 .unwrap_or_else(|| model_info.as_ref().is_none_or(|m| m.supports_vision)),
-            context_window_size: config
-                .context_window_size
-                .unwrap_or_else(|| model_info.as_ref().map_or(profile_window, |m| m.context_window)),
+            context_window_size: config.context_window_size.unwrap_or_else(|| {
+                model_info
+                    .as_ref()
+                    .map_or(id.context_window(), |m| m.context_window)
+            }),
             knowledge_cutoff: config
                 .knowledge_cutoff
                 .clone()
@@ -143,75 +223,74 @@ macro_rules! text {
     };
 }
 
-/// The built-in tools of a profile: the shared core, plus the editing tool of the model
-/// family (apply_patch for OpenAI, edit_file for the others).
-pub fn builtin_registry(provider: &str, default_command_timeout_ms: u64) -> ToolRegistry {
+/// The built-in tools of a family, in its table's order.
+pub fn builtin_registry(id: ProviderFamily, default_command_timeout_ms: u64) -> ToolRegistry {
     let mut registry = ToolRegistry::default();
-    for (definition, runner) in [
-        (read_file::definition(), Runner::Builtin(read_file::run)),
-        (write_file::definition(), Runner::Builtin(text!(write_file::run))),
-        (
-            shell::definition(default_command_timeout_ms),
-            Runner::Command(CommandTool {
-                prepare: shell::prepare,
-                report: shell::report,
-            }),
-        ),
-    ] {
-        registry.register(RegisteredTool { definition, runner });
-    }
-    // Each family edits the way it was trained to: codex with patches, Claude and Gemini
-    // with string replacement.
-    let (definition, run): (_, crate::tools::Executor) = match provider {
-        "openai" => (apply_patch::definition(), text!(apply_patch::run)),
-        _ => (edit_file::definition(), text!(edit_file::run)),
-    };
-    registry.register(RegisteredTool {
-        definition,
-        runner: Runner::Builtin(run),
-    });
-    registry.register(RegisteredTool {
-        definition: grep::definition(),
-        runner: Runner::Builtin(text!(grep::run)),
-    });
-    registry.register(RegisteredTool {
-        definition: glob::definition(),
-        runner: Runner::Builtin(text!(glob::run)),
-    });
-    // gemini-cli lists directories and reads several files with tools of its own.
-    if provider == "gemini" {
-        registry.register(RegisteredTool {
-            definition: list_dir::definition(),
-            runner: Runner::Builtin(text!(list_dir::run)),
-        });
-        registry.register(RegisteredTool {
-            definition: read_many_files::definition(),
-            runner: Runner::Builtin(text!(read_many_files::run)),
-        });
-    }
-    // Every profile delegates the same way (spec 7); the depth limit is checked when called.
-    let runners: [crate::tools::Executor; 4] = [
-        text!(subagents::spawn_agent),
-        text!(subagents::send_input),
-        text!(subagents::wait),
-        text!(subagents::close_agent),
-    ];
-    for (definition, run) in subagents::definitions().into_iter().zip(runners) {
-        registry.register(RegisteredTool {
-            definition,
-            runner: Runner::Builtin(run),
-        });
+    for builtin in family(id).tools {
+        for tool in registered(*builtin, default_command_timeout_ms) {
+            registry.register(tool);
+        }
     }
     registry
 }
 
-/// Each family's base prompt, in the terms of its reference agent's tools: codex-rs for
-/// OpenAI, Claude Code for Anthropic, gemini-cli for Gemini (spec 6.2).
-fn base_instructions(provider: &str) -> &'static str {
-    match provider {
-        "openai" => include_str!("../prompts/openai.md"),
-        "gemini" => include_str!("../prompts/gemini.md"),
-        _ => include_str!("../prompts/anthropic.md"),
+fn registered(builtin: Builtin, default_command_timeout_ms: u64) -> Vec<RegisteredTool> {
+    let tool = |definition: ToolDefinition, run: Executor, traits: ToolTraits| RegisteredTool {
+        definition,
+        runner: Runner::Builtin(run),
+        traits,
+    };
+    match builtin {
+        Builtin::ReadFile => vec![tool(read_file::definition(), read_file::run, read_file::TRAITS)],
+        Builtin::WriteFile => vec![tool(
+            write_file::definition(),
+            text!(write_file::run),
+            write_file::TRAITS,
+        )],
+        Builtin::Shell => vec![RegisteredTool {
+            definition: shell::definition(default_command_timeout_ms),
+            runner: Runner::Command(CommandTool {
+                prepare: shell::prepare,
+                report: shell::report,
+            }),
+            traits: shell::TRAITS,
+        }],
+        Builtin::EditFile => vec![tool(
+            edit_file::definition(),
+            text!(edit_file::run),
+            edit_file::TRAITS,
+        )],
+        Builtin::ApplyPatch => vec![tool(
+            apply_patch::definition(),
+            text!(apply_patch::run),
+            apply_patch::TRAITS,
+        )],
+        Builtin::Grep => vec![tool(grep::definition(), text!(grep::run), grep::TRAITS)],
+        Builtin::Glob => vec![tool(glob::definition(), text!(glob::run), glob::TRAITS)],
+        Builtin::ListDir => vec![tool(
+            list_dir::definition(),
+            text!(list_dir::run),
+            list_dir::TRAITS,
+        )],
+        Builtin::ReadManyFiles => vec![tool(
+            read_many_files::definition(),
+            text!(read_many_files::run),
+            read_many_files::TRAITS,
+        )],
+        Builtin::Subagents => {
+            let runners: [Executor; 4] = [
+                text!(subagents::spawn_agent),
+                text!(subagents::send_input),
+                text!(subagents::wait),
+                text!(subagents::close_agent),
+            ];
+            subagents::definitions()
+                .into_iter()
+                .zip(runners)
+                .zip(subagents::TRAITS)
+                .map(|((definition, run), traits)| tool(definition, run, traits))
+                .collect()
+        }
     }
 }
 
@@ -225,7 +304,8 @@ pub fn system_prompt(
     context: &PromptContext,
     now_ms: u64,
 ) -> String {
-    let mut prompt = String::from(base_instructions(&config.provider).trim_end());
+    let id = config.family().unwrap_or(ProviderFamily::Anthropic);
+    let mut prompt = String::from(family(id).prompt.trim_end());
     let git = context.git.as_ref();
     prompt.push_str(&format!(
         "\n\n<environment>\nWorking directory: {}\nIs git repository: {}\n{}Platform: {}\nOS version: {}\n\

@@ -25,17 +25,9 @@ pub struct PromptContext {
     pub project_docs: Vec<(String, String)>,
 }
 
-/// The instruction files a profile reads besides AGENTS.md.
-fn profile_doc(provider: &str) -> &'static str {
-    match provider {
-        "openai" => ".codex/instructions.md",
-        "gemini" => "GEMINI.md",
-        _ => "CLAUDE.md",
-    }
-}
-
-/// Gathers the context for a session of `provider`.
-pub fn gather(env: &dyn Environment, provider: &str) -> PromptContext {
+/// Gathers the context for a session whose profile reads `instruction_file` besides
+/// AGENTS.md.
+pub fn gather(env: &dyn Environment, instruction_file: &str) -> PromptContext {
     let cwd = env.working_directory();
     let ancestors = ancestors(&cwd);
     let git_root = ancestors
@@ -52,7 +44,7 @@ pub fn gather(env: &dyn Environment, provider: &str) -> PromptContext {
     let mut docs = Vec::new();
     let mut used = 0;
     'dirs: for dir in dirs {
-        for name in ["AGENTS.md", profile_doc(provider)] {
+        for name in ["AGENTS.md", instruction_file] {
             let path = join(dir, name);
             let Ok(bytes) = env.read_file(&path, None) else {
                 continue;

@@ -1,35 +1,15 @@
 //! Head/tail truncation of tool output before it enters the history (section 5 of the
 //! spec). Characters first (handles a single 10 MB line), then lines (readability).
 
-/// Which part of an over-long output survives.
+use crate::config::SessionConfig;
+use crate::tools::ToolTraits;
+pub use crate::tools::traits::OutputLimits;
+
+/// Which part of an over-long output survives (each tool's is in its `TRAITS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     HeadTail,
     Tail,
-}
-
-/// Default (max characters, max lines) of a tool (section 5.2).
-pub fn default_limits(tool: &str) -> (usize, Option<usize>) {
-    match tool {
-        "read_file" => (50_000, None),
-        "shell" => (30_000, Some(256)),
-        "grep" => (20_000, Some(200)),
-        "glob" => (20_000, Some(500)),
-        "edit_file" | "apply_patch" => (10_000, None),
-        "write_file" => (1_000, None),
-        // A subagent's report comes back through `wait`.
-        "spawn_agent" | "wait" => (20_000, None),
-        _ => (30_000, None),
-    }
-}
-
-/// Default truncation mode of a tool.
-pub fn default_mode(tool: &str) -> Mode {
-    match tool {
-        "read_file" | "shell" | "spawn_agent" | "wait" => Mode::HeadTail,
-        "grep" | "glob" | "edit_file" | "apply_patch" | "write_file" => Mode::Tail,
-        _ => Mode::HeadTail,
-    }
 }
 
 /// Byte offset of the `n`-th character from the start.
@@ -95,12 +75,26 @@ pub fn truncate_lines(output: &str, max_lines: usize) -> String {
 }
 
 /// The full pipeline for one tool's output.
-pub fn truncate_tool_output(output: &str, tool: &str, max_chars: usize, max_lines: Option<usize>) -> String {
-    let result = truncate_chars(output, max_chars, default_mode(tool));
-    match max_lines {
+pub fn truncate_tool_output(output: &str, limits: &OutputLimits) -> String {
+    let result = truncate_chars(output, limits.max_chars, limits.mode);
+    match limits.max_lines {
         Some(n) => truncate_lines(&result, n),
         None => result,
     }
+}
+
+/// A tool's limits after the session's overrides (`tool_output_limits`).
+pub fn limits_for(config: &SessionConfig, tool: &str, traits: &ToolTraits) -> OutputLimits {
+    let mut limits = traits.output;
+    if let Some(o) = config.tool_output_limits.iter().find(|l| l.tool == tool) {
+        if let Some(chars) = o.max_chars {
+            limits.max_chars = chars as usize;
+        }
+        if let Some(lines) = o.max_lines {
+            limits.max_lines = Some(lines as usize);
+        }
+    }
+    limits
 }
 
 #[cfg(test)]
@@ -161,7 +155,12 @@ mod tests {
     #[test]
     fn lines_are_cut_after_characters() {
         let text = (0..10).map(|i| i.to_string()).collect::<Vec<_>>().join("\n");
-        let out = truncate_tool_output(&text, "shell", 1_000, Some(4));
+        let limits = OutputLimits {
+            max_chars: 1_000,
+            max_lines: Some(4),
+            mode: Mode::HeadTail,
+        };
+        let out = truncate_tool_output(&text, &limits);
         assert_eq!(out, "0\n1\n[... 6 lines omitted ...]\n8\n9");
     }
 }

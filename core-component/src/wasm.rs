@@ -211,32 +211,36 @@ struct Host;
 
 impl ports::SessionHost for Host {
     fn emit(&self, event: crate::events::Event) {
-        let kind = match event.kind {
-            crate::EventKind::SessionStart => sh::EventKind::SessionStart,
-            crate::EventKind::SessionEnd => sh::EventKind::SessionEnd,
-            crate::EventKind::UserInput => sh::EventKind::UserInput,
-            crate::EventKind::ProcessingEnd => sh::EventKind::ProcessingEnd,
-            crate::EventKind::AssistantTextStart => sh::EventKind::AssistantTextStart,
-            crate::EventKind::AssistantTextDelta => sh::EventKind::AssistantTextDelta,
-            crate::EventKind::AssistantTextEnd => sh::EventKind::AssistantTextEnd,
-            crate::EventKind::ReasoningStart => sh::EventKind::ReasoningStart,
-            crate::EventKind::ReasoningDelta => sh::EventKind::ReasoningDelta,
-            crate::EventKind::ReasoningEnd => sh::EventKind::ReasoningEnd,
-            crate::EventKind::ToolCallStart => sh::EventKind::ToolCallStart,
-            crate::EventKind::ToolCallOutputDelta => sh::EventKind::ToolCallOutputDelta,
-            crate::EventKind::ToolCallEnd => sh::EventKind::ToolCallEnd,
-            crate::EventKind::SteeringInjected => sh::EventKind::SteeringInjected,
-            crate::EventKind::TurnLimit => sh::EventKind::TurnLimit,
-            crate::EventKind::LoopDetection => sh::EventKind::LoopDetection,
-            crate::EventKind::Warning => sh::EventKind::Warning,
-            crate::EventKind::Error => sh::EventKind::Error,
+        use crate::events::EventKind as K;
+        let kind = match event.kind() {
+            K::SessionStart => sh::EventKind::SessionStart,
+            K::SessionEnd => sh::EventKind::SessionEnd,
+            K::UserInput => sh::EventKind::UserInput,
+            K::ProcessingEnd => sh::EventKind::ProcessingEnd,
+            K::AssistantTextStart => sh::EventKind::AssistantTextStart,
+            K::AssistantTextDelta => sh::EventKind::AssistantTextDelta,
+            K::AssistantTextEnd => sh::EventKind::AssistantTextEnd,
+            K::ReasoningStart => sh::EventKind::ReasoningStart,
+            K::ReasoningDelta => sh::EventKind::ReasoningDelta,
+            K::ReasoningEnd => sh::EventKind::ReasoningEnd,
+            K::ToolCallStart => sh::EventKind::ToolCallStart,
+            K::ToolCallOutputDelta => sh::EventKind::ToolCallOutputDelta,
+            K::ToolCallEnd => sh::EventKind::ToolCallEnd,
+            K::SteeringInjected => sh::EventKind::SteeringInjected,
+            K::TurnLimit => sh::EventKind::TurnLimit,
+            K::LoopDetection => sh::EventKind::LoopDetection,
+            K::Warning => sh::EventKind::Warning,
+            K::Error => sh::EventKind::Error,
         };
         sh::emit(&sh::Event {
             kind,
+            data_json: event.data.to_data_json(),
             session_id: event.session_id,
             timestamp_ms: event.timestamp_ms,
-            data_json: event.data.to_string(),
         });
+    }
+    fn record_history(&self, session_id: &str, entry: &crate::history::HistoryEntry) {
+        sh::record_history(session_id, &entry.to_json());
     }
     fn take_steering(&self, session_id: &str) -> Vec<String> {
         sh::take_steering(session_id)
@@ -263,6 +267,14 @@ impl ports::SessionHost for Host {
             tool_name: r.tool_name.clone(),
             arguments_json: r.arguments_json.clone(),
             summary: r.summary.clone(),
+            category: match r.category {
+                crate::events::ToolCategory::Read => sh::ToolCategory::Read,
+                crate::events::ToolCategory::Search => sh::ToolCategory::Search,
+                crate::events::ToolCategory::Write => sh::ToolCategory::Write,
+                crate::events::ToolCategory::Command => sh::ToolCategory::Command,
+                crate::events::ToolCategory::Agent => sh::ToolCategory::Agent,
+                crate::events::ToolCategory::Host => sh::ToolCategory::Host,
+            },
         };
         match sh::approve(&request) {
             sh::Approval::Allow => ports::Approval::Allow,
@@ -376,7 +388,8 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
         limits: crate::Limits {
             max_turns: c.limits.max_turns,
             max_tool_rounds_per_input: c.limits.max_tool_rounds_per_input,
-            default_command_timeout_ms: c.limits.default_command_timeout_ms,
+            // 0 means "the provider family's default" on the WIT.
+            default_command_timeout_ms: Some(c.limits.default_command_timeout_ms).filter(|ms| *ms > 0),
             max_command_timeout_ms: c.limits.max_command_timeout_ms,
             enable_loop_detection: c.limits.enable_loop_detection,
             loop_detection_window: c.limits.loop_detection_window,
@@ -469,6 +482,18 @@ impl SessionResource {
 impl api::GuestSession for SessionResource {
     fn new(config: api::SessionConfig) -> Self {
         Self::wrap(Session::new(config_from_wit(config), wasm_ports()))
+    }
+
+    fn resume(request: api::ResumeRequest) -> Result<api::Session, api::AgentError> {
+        let request = crate::ResumeRequest {
+            snapshot: request.snapshot,
+            journal: request.journal,
+            model: request.model,
+            more_turns: request.more_turns,
+        };
+        Session::resume(&request, wasm_ports())
+            .map(|session| api::Session::new(Self::wrap(session)))
+            .map_err(agent_error)
     }
 
     fn restore(snapshot: String) -> Result<api::Session, api::AgentError> {

@@ -159,6 +159,41 @@ fn anthropic_profile_defaults_shell_timeout_to_120_s_capped_by_the_maximum() {
 }
 
 #[test]
+fn a_configured_default_command_timeout_applies_to_every_profile_anthropic_included() {
+    for provider in ["anthropic", "openai", "gemini"] {
+        let mut config = SessionConfig::new(provider, "m");
+        // The scripted replies speak Anthropic's protocol whatever the profile.
+        config.protocol = agent_core::llm::WireProtocol::AnthropicMessages;
+        config.limits.default_command_timeout_ms = Some(30_000);
+        let mut h = Harness::with(
+            FakeEnv::default(),
+            config,
+            vec![
+                tool_reply(&[("t1", "shell", json!({"command": "a"}))]),
+                text_reply("ok"),
+            ],
+        );
+        h.session.submit("x").unwrap();
+        assert_eq!(h.env.spawned.borrow()[0].timeout_ms, 30_000, "{provider}");
+        let description = h.session.describe().unwrap();
+        assert_eq!(description["default_command_timeout_ms"], 30_000, "{provider}");
+        let shell = description["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "shell")
+            .unwrap();
+        assert!(
+            shell["description"]
+                .as_str()
+                .unwrap()
+                .contains("after 30 seconds"),
+            "{provider}: {shell}"
+        );
+    }
+}
+
+#[test]
 fn round_limit_stops_the_input_with_a_turn_limit_event() {
     let mut config = SessionConfig::new("anthropic", "m");
     config.limits.max_tool_rounds_per_input = 1;
@@ -211,7 +246,7 @@ fn steering_is_injected_before_the_first_call_and_after_a_tool_round() {
     h.host.steering.borrow_mut().push("use python 3".to_string());
     // Steer again while the tool runs.
     *h.host.on_event.borrow_mut() = Some(Box::new(|event, host| {
-        if event.kind == EventKind::ToolCallStart {
+        if event.kind() == EventKind::ToolCallStart {
             host.steering.borrow_mut().push("also add tests".to_string());
         }
     }));
@@ -253,7 +288,7 @@ fn cancel_stops_the_input_and_leaves_the_session_usable() {
         text_reply("after"),
     ]);
     *h.host.on_event.borrow_mut() = Some(Box::new(|event, host| {
-        if event.kind == EventKind::ToolCallEnd {
+        if event.kind() == EventKind::ToolCallEnd {
             *host.interruption.borrow_mut() = Some(Interruption::CancelInput);
         }
     }));
@@ -269,7 +304,7 @@ fn cancel_stops_the_input_and_leaves_the_session_usable() {
 fn abort_closes_the_session_with_session_end() {
     let mut h = Harness::new(vec![tool_reply(&[("t1", "shell", json!({"command": "a"}))])]);
     *h.host.on_event.borrow_mut() = Some(Box::new(|event, host| {
-        if event.kind == EventKind::ToolCallStart {
+        if event.kind() == EventKind::ToolCallStart {
             *host.interruption.borrow_mut() = Some(Interruption::AbortSession);
         }
     }));

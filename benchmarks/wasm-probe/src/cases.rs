@@ -153,7 +153,8 @@ pub fn verify_tool(inputs: &ToolInputs, output: &str, file: Option<&[u8]>) -> Re
 }
 
 /// The limits a session truncates shell output with (its default, see `truncation.rs`).
-const TRUNCATED_TOOL: &str = "shell";
+/// The shell's limits: a long line is cut in the middle (`agent_core::tools::shell::TRAITS`).
+const TRUNCATED_TOOL: agent_core::truncation::OutputLimits = agent_core::tools::shell::TRAITS.output;
 
 enum Work {
     Tool {
@@ -204,10 +205,7 @@ impl Probe {
             Work::Tool { inputs, ports, .. } => {
                 agent_core::run_tool(inputs.provider, inputs.tool, &inputs.arguments_json, ports)?
             }
-            Work::Truncate { input } => {
-                let (max_chars, max_lines) = truncation::default_limits(TRUNCATED_TOOL);
-                truncation::truncate_tool_output(input, TRUNCATED_TOOL, max_chars, max_lines)
-            }
+            Work::Truncate { input } => truncation::truncate_tool_output(input, &TRUNCATED_TOOL),
         };
         let length = output.len() as u64;
         self.last = Some(output);
@@ -231,7 +229,7 @@ impl Probe {
 }
 
 fn verify_truncation(input: &str, output: &str) -> Result<(), String> {
-    let (max_chars, _) = truncation::default_limits(TRUNCATED_TOOL);
+    let max_chars = TRUNCATED_TOOL.max_chars;
     let (head, tail) = (max_chars / 2, max_chars - max_chars / 2);
     // The input is ASCII: characters are bytes.
     let marker = format!(
@@ -312,7 +310,7 @@ mod tests {
         let input = fixtures::long_line(100_000);
         let tail_only = truncation::truncate_chars(&input, 30_000, truncation::Mode::Tail);
         assert!(verify_truncation(&input, &tail_only).is_err());
-        let right = truncation::truncate_tool_output(&input, "shell", 30_000, Some(256));
+        let right = truncation::truncate_tool_output(&input, &TRUNCATED_TOOL);
         assert_eq!(verify_truncation(&input, &right), Ok(()));
     }
 

@@ -10,6 +10,28 @@ pub use parser::{Chunk, Hunk, parse};
 use crate::ports::{EntryKind, Environment, FsError};
 use std::collections::BTreeMap;
 
+/// The files a patch names (added, updated, deleted or moved to), each once, in order; read
+/// from its headers alone, so a patch too broken to apply still says what it meant to touch.
+pub fn affected_paths(patch: &str) -> Vec<String> {
+    const HEADERS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    let mut paths: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        let line = line.trim();
+        if let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
+            let path = path.trim().to_string();
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
+}
+
 /// Why a patch was not applied. Every variant means no file was changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatchError {
@@ -227,6 +249,13 @@ mod tests {
 
     fn patch(body: &str) -> String {
         format!("*** Begin Patch\n{body}*** End Patch\n")
+    }
+
+    #[test]
+    fn affected_paths_lists_each_file_once() {
+        let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** Move to: b.py\n\
+                     *** Add File: c.py\n+z\n*** Update File: a.py\n*** End Patch";
+        assert_eq!(affected_paths(patch), vec!["a.py", "b.py", "c.py"]);
     }
 
     #[test]

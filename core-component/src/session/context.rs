@@ -2,10 +2,9 @@
 //! crosses 80 % of the profile's context window. Informational only: no compaction.
 
 use super::Session;
-use crate::events::EventKind;
+use crate::events::{EventData, TokenSource, Warning};
 use crate::history::Turn;
 use crate::llm::{ContentPart, Usage};
-use serde_json::json;
 
 /// Share of the window at which the warning is given.
 const WARN_AT_PERCENT: u64 = 80;
@@ -16,8 +15,8 @@ impl Session {
     pub(super) fn check_context_usage(&mut self, usage: &Usage) {
         let window = self.profile.context_window_size.max(1);
         let (tokens, source) = match provider_reported_tokens(usage) {
-            Some(tokens) => (tokens, "provider"),
-            None => (history_chars(&self.history) / 4, "estimate"),
+            Some(tokens) => (tokens, TokenSource::Provider),
+            None => (history_chars(&self.history) / 4, TokenSource::Estimate),
         };
         let over = tokens.saturating_mul(100) > window.saturating_mul(WARN_AT_PERCENT);
         if !over {
@@ -29,17 +28,13 @@ impl Session {
         }
         self.context_warned = true;
         let percent = (tokens.saturating_mul(100) + window / 2) / window;
-        self.emit(
-            EventKind::Warning,
-            json!({
-                "kind": "context_usage",
-                "message": format!("Context usage at ~{percent}% of context window"),
-                "tokens": tokens,
-                "context_window": window,
-                "percent": percent,
-                "source": source,
-            }),
-        );
+        self.emit(EventData::Warning(Warning::ContextUsage {
+            message: format!("Context usage at ~{percent}% of context window"),
+            tokens,
+            context_window: window,
+            percent,
+            source,
+        }));
     }
 }
 

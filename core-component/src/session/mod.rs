@@ -5,8 +5,8 @@ mod context;
 mod tool_round;
 
 use crate::config::SessionConfig;
-use crate::events::{Event, EventKind};
-use crate::history::{Turn, to_messages};
+use crate::events::{EndReason, Event, EventData, LimitName, Warning};
+use crate::history::{HistoryEntry, ToolResult, Turn, to_messages};
 use crate::llm::retry::{self, RetryHost};
 use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, RetryPolicy, StreamEvent};
 use crate::loop_detection::LoopDetector;
@@ -15,40 +15,9 @@ use crate::profile::{self, Profile};
 use crate::prompt_context::{self, PromptContext};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+pub use agent_protocol::{SessionState, StopReason, SubmitOutcome};
 use std::collections::VecDeque;
-
-/// Lifecycle state (section 2.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionState {
-    Idle,
-    Processing,
-    AwaitingInput,
-    Closed,
-}
-
-/// Why the loop stopped for an input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    Completed,
-    RoundLimit,
-    TurnLimit,
-    AwaitingInput,
-    Cancelled,
-    Aborted,
-    /// The request no longer fits the context window; the session stays usable.
-    ContextLength,
-}
-
-/// What one `submit` achieved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SubmitOutcome {
-    pub stop_reason: StopReason,
-    pub rounds: u32,
-    pub turns: u32,
-    pub final_text: String,
-}
 
 /// Why a call on a session failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,6 +50,36 @@ struct Snapshot {
 }
 
 const SNAPSHOT_VERSION: u32 = 1;
+
+fn parse_snapshot(snapshot: &str) -> Result<Snapshot, AgentError> {
+    let snap: Snapshot =
+        serde_json::from_str(snapshot).map_err(|e| AgentError::InvalidConfig(format!("snapshot: {e}")))?;
+    if snap.version != SNAPSHOT_VERSION {
+        return Err(AgentError::InvalidConfig(format!(
+            "snapshot: version {} is not supported (expected {SNAPSHOT_VERSION})",
+            snap.version
+        )));
+    }
+    Ok(snap)
+}
+
+/// What the model reads for a call that a crash cut short.
+const INTERRUPTED_CALL: &str = "This tool call was interrupted: the agent host stopped before it finished, \
+     so its outcome is unknown. Check its effects before running it again.";
+
+/// How to reopen a saved session (`Session::resume`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeRequest {
+    /// The last `snapshot` taken.
+    pub snapshot: String,
+    /// The history entries recorded after it, as JSON, in order.
+    pub journal: Vec<String>,
+    /// A model to go on with instead of the saved one.
+    pub model: Option<String>,
+    /// How many more LLM turns the session may take from here (0: no limit); `None` keeps
+    /// the saved limit.
+    pub more_turns: Option<u32>,
+}
 
 /// A conversation with the model and the loop that runs it.
 #[derive(Debug)]
@@ -116,29 +115,103 @@ impl Session {
             .clone()
             .unwrap_or_else(|| new_uuid(&ports.host.random_bytes(16)));
         let session = Self::assemble(id, config, ports, Vec::new(), 0, SessionState::Idle);
-        session.emit(EventKind::SessionStart, json!({"config": session.config}));
+        session.emit(EventData::SessionStart {
+            config: Box::new(session.config.clone()),
+        });
         session
     }
 
     /// Rebuilds a session from `snapshot` output.
     pub fn restore(snapshot: &str, ports: Ports) -> Result<Self, AgentError> {
-        let snap: Snapshot = serde_json::from_str(snapshot)
-            .map_err(|e| AgentError::InvalidConfig(format!("snapshot: {e}")))?;
-        if snap.version != SNAPSHOT_VERSION {
-            return Err(AgentError::InvalidConfig(format!(
-                "snapshot: version {} is not supported (expected {SNAPSHOT_VERSION})",
-                snap.version
-            )));
-        }
+        let snap = parse_snapshot(snapshot)?;
         // A snapshot taken mid-input resumes idle: the interrupted input is in the history.
         let state = match snap.state {
             SessionState::Processing => SessionState::Idle,
             other => other,
         };
+        Ok(Self::from_snapshot(snap, state, ports))
+    }
+
+    /// Reopens a saved session: its last snapshot, then the history entries journaled after
+    /// it (`record_history`), in order. A tool round the journal leaves open is closed, each
+    /// call without a result marked as interrupted. The session is idle afterwards, even one
+    /// an LLM error had closed.
+    pub fn resume(request: &ResumeRequest, ports: Ports) -> Result<Self, AgentError> {
+        let mut snap = parse_snapshot(&request.snapshot)?;
+        if let Some(model) = &request.model {
+            snap.config.model = model.clone();
+        }
+        let mut session = Self::from_snapshot(snap, SessionState::Idle, ports);
+        let mut pending: Vec<ToolResult> = Vec::new();
+        for (n, text) in request.journal.iter().enumerate() {
+            let entry = HistoryEntry::from_json(text)
+                .map_err(|e| AgentError::InvalidConfig(format!("journal entry {n}: {e}")))?;
+            let next = session.history.len() as u32;
+            let gap = || {
+                AgentError::InvalidConfig(format!(
+                    "journal entry {n}: it is for history item {} but the history has {next} items",
+                    entry.index()
+                ))
+            };
+            match entry {
+                HistoryEntry::Append { index, .. } | HistoryEntry::ToolResult { index, .. }
+                    if index < next => {}
+                HistoryEntry::Append { index, turn } if index == next => {
+                    if matches!(turn, Turn::Assistant { .. }) {
+                        session.total_turns += 1;
+                    }
+                    pending.clear();
+                    session.history.push(turn);
+                }
+                HistoryEntry::ToolResult { index, result } if index == next => {
+                    pending.retain(|r| r.tool_call_id != result.tool_call_id);
+                    pending.push(result);
+                }
+                _ => return Err(gap()),
+            }
+        }
+        session.close_open_round(pending);
+        if let Some(more) = request.more_turns {
+            session.config.limits.max_turns = if more == 0 { 0 } else { session.total_turns + more };
+        }
+        Ok(session)
+    }
+
+    /// After a crash mid-round: the finished calls keep their results, the others get one
+    /// saying they were interrupted.
+    fn close_open_round(&mut self, mut finished: Vec<ToolResult>) {
+        let Some(Turn::Assistant { message, .. }) = self.history.last() else {
+            return;
+        };
+        let calls = message.tool_calls();
+        if calls.is_empty() {
+            return;
+        }
+        let results = calls
+            .iter()
+            .map(
+                |call| match finished.iter().position(|r| r.tool_call_id == call.id) {
+                    Some(at) => finished.swap_remove(at),
+                    None => ToolResult {
+                        tool_call_id: call.id.clone(),
+                        content: INTERRUPTED_CALL.to_string(),
+                        is_error: true,
+                        images: Vec::new(),
+                    },
+                },
+            )
+            .collect();
+        self.append(Turn::ToolResults {
+            results,
+            timestamp_ms: self.now(),
+        });
+    }
+
+    fn from_snapshot(snap: Snapshot, state: SessionState, ports: Ports) -> Self {
         let mut session = Self::assemble(snap.id, snap.config, ports, snap.history, snap.total_turns, state);
         session.loop_detector = snap.loop_detector;
         session.context_warned = snap.context_warned;
-        Ok(session)
+        session
     }
 
     fn assemble(
@@ -208,31 +281,41 @@ impl Session {
 
     /// Closes the session (SESSION_END); idempotent.
     pub fn close(&mut self) {
-        self.close_with("closed");
+        self.close_with(EndReason::Closed);
     }
 
-    fn close_with(&mut self, reason: &str) {
+    fn close_with(&mut self, reason: EndReason) {
         if self.state == SessionState::Closed {
             return;
         }
         self.state = SessionState::Closed;
-        self.emit(
-            EventKind::SessionEnd,
-            json!({"final_state": "closed", "reason": reason}),
-        );
+        self.emit(EventData::SessionEnd {
+            final_state: SessionState::Closed,
+            reason,
+        });
     }
 
     fn now(&self) -> u64 {
         self.ports.host.now_ms()
     }
 
-    fn emit(&self, kind: EventKind, data: Value) {
-        self.ports.host.emit(Event {
-            kind,
-            session_id: self.id.clone(),
-            timestamp_ms: self.now(),
-            data,
-        });
+    fn emit(&self, data: EventData) {
+        self.ports
+            .host
+            .emit(Event::new(self.id.clone(), self.now(), data));
+    }
+
+    /// Appends to the history and hands the host the new item for its journal.
+    fn append(&mut self, turn: Turn) {
+        let index = self.history.len() as u32;
+        self.ports.host.record_history(
+            &self.id,
+            &HistoryEntry::Append {
+                index,
+                turn: turn.clone(),
+            },
+        );
+        self.history.push(turn);
     }
 
     /// Runs the loop on an input, then on each queued follow-up.
@@ -267,9 +350,13 @@ impl Session {
     /// The project's git snapshot and instruction files, read once per session (spec 6.4).
     fn gather_prompt_context(&mut self) {
         if self.prompt_context.is_none() {
+            let family = self
+                .config
+                .family()
+                .unwrap_or(agent_protocol::ProviderFamily::Anthropic);
             self.prompt_context = Some(prompt_context::gather(
                 self.ports.env.as_ref(),
-                &self.config.provider,
+                profile::family(family).instruction_file,
             ));
         }
     }
@@ -293,11 +380,13 @@ impl Session {
     fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
         self.state = SessionState::Processing;
         self.gather_prompt_context();
-        self.history.push(Turn::User {
+        self.append(Turn::User {
             content: input.to_string(),
             timestamp_ms: self.now(),
         });
-        self.emit(EventKind::UserInput, json!({"content": input}));
+        self.emit(EventData::UserInput {
+            content: input.to_string(),
+        });
         self.drain_steering();
 
         let mut rounds = 0u32;
@@ -307,29 +396,28 @@ impl Session {
             Exit::Stopped(stop) => stop,
             Exit::Failed(error) if error.kind == ErrorKind::ContextLength => {
                 // Not fatal (spec appendix B): the host decides how to make room.
-                self.emit(
-                    EventKind::Warning,
-                    json!({"kind": "context_length", "message": format!(
-                        "The conversation no longer fits the model's context window: {error}"
-                    )}),
-                );
+                self.emit(EventData::Warning(Warning::ContextLength {
+                    message: format!("The conversation no longer fits the model's context window: {error}"),
+                }));
                 StopReason::ContextLength
             }
             Exit::Failed(error) => {
-                self.emit(
-                    EventKind::Error,
-                    json!({"message": error.to_string(), "kind": error.kind.as_str(), "retryable": error.kind.retryable()}),
-                );
-                self.close_with("error");
+                self.emit(EventData::Error {
+                    message: error.to_string(),
+                    kind: error.kind,
+                    retryable: error.kind.retryable(),
+                });
+                self.close_with(EndReason::Error);
                 return Err(AgentError::Llm(error.to_string()));
             }
         };
-        self.emit(
-            EventKind::ProcessingEnd,
-            json!({"stop_reason": stop, "rounds": rounds, "turns": self.total_turns}),
-        );
+        self.emit(EventData::ProcessingEnd {
+            stop_reason: stop,
+            rounds,
+            turns: self.total_turns,
+        });
         match stop {
-            StopReason::Aborted => self.close_with("aborted"),
+            StopReason::Aborted => self.close_with(EndReason::Aborted),
             StopReason::AwaitingInput => self.state = SessionState::AwaitingInput,
             _ => self.state = SessionState::Idle,
         }
@@ -353,18 +441,18 @@ impl Session {
         loop {
             let limits = &self.config.limits;
             if limits.max_tool_rounds_per_input > 0 && *rounds >= limits.max_tool_rounds_per_input {
-                self.emit(
-                    EventKind::TurnLimit,
-                    json!({"limit": "max_tool_rounds_per_input", "value": *rounds}),
-                );
+                self.emit(EventData::TurnLimit {
+                    limit: LimitName::MaxToolRoundsPerInput,
+                    value: *rounds,
+                });
                 return Exit::Stopped(StopReason::RoundLimit);
             }
             if limits.max_turns > 0 && self.total_turns >= limits.max_turns {
                 // max_turns counts LLM cycles (assistant turns) across the session.
-                self.emit(
-                    EventKind::TurnLimit,
-                    json!({"limit": "max_turns", "value": self.total_turns}),
-                );
+                self.emit(EventData::TurnLimit {
+                    limit: LimitName::MaxTurns,
+                    value: self.total_turns,
+                });
                 return Exit::Stopped(StopReason::TurnLimit);
             }
             if let Some(stop) = self.interruption() {
@@ -381,18 +469,15 @@ impl Session {
             self.total_turns += 1;
             let text = response.message.text();
             let tool_calls = response.message.tool_calls();
-            self.emit(
-                EventKind::AssistantTextEnd,
-                json!({
-                    "text": text,
-                    "reasoning": response.message.reasoning(),
-                    "tool_calls": tool_calls,
-                    "usage": response.usage,
-                    "finish_reason": response.finish_reason,
-                }),
-            );
+            self.emit(EventData::AssistantTextEnd {
+                text: text.clone(),
+                reasoning: response.message.reasoning(),
+                tool_calls: tool_calls.clone(),
+                usage: response.usage,
+                finish_reason: response.finish_reason,
+            });
             let usage = response.usage;
-            self.history.push(Turn::Assistant {
+            self.append(Turn::Assistant {
                 message: response.message,
                 usage,
                 response_id: response.id,
@@ -411,7 +496,7 @@ impl Session {
 
             *rounds += 1;
             let results = self.execute_round(&tool_calls);
-            self.history.push(Turn::ToolResults {
+            self.append(Turn::ToolResults {
                 results,
                 timestamp_ms: self.now(),
             });
@@ -439,23 +524,24 @@ impl Session {
             "Loop detected: the last {window} tool calls follow a repeating pattern. \
              Try a different approach."
         );
-        self.history.push(Turn::Steering {
+        self.append(Turn::Steering {
             content: warning.clone(),
             timestamp_ms: self.now(),
         });
-        self.emit(
-            EventKind::LoopDetection,
-            json!({"message": warning, "window": window, "pattern_length": pattern}),
-        );
+        self.emit(EventData::LoopDetection {
+            message: warning,
+            window: window as u32,
+            pattern_length: pattern as u32,
+        });
     }
 
     fn drain_steering(&mut self) {
         for message in self.ports.host.take_steering(&self.id) {
-            self.history.push(Turn::Steering {
+            self.append(Turn::Steering {
                 content: message.clone(),
                 timestamp_ms: self.now(),
             });
-            self.emit(EventKind::SteeringInjected, json!({"content": message}));
+            self.emit(EventData::SteeringInjected { content: message });
         }
     }
 
@@ -476,16 +562,12 @@ impl Session {
                 (u64::from_le_bytes(word) >> 11) as f64 / (1u64 << 53) as f64
             }
             fn retrying(&mut self, error: &LlmError, attempt: u32, delay_ms: u64) {
-                self.0.emit(
-                    EventKind::Warning,
-                    json!({
-                        "kind": "llm_retry",
-                        "message": format!("LLM request failed ({error}); retrying in {delay_ms} ms"),
-                        "attempt": attempt,
-                        "delay_ms": delay_ms,
-                        "error_kind": error.kind.as_str(),
-                    }),
-                );
+                self.0.emit(EventData::Warning(Warning::LlmRetry {
+                    message: format!("LLM request failed ({error}); retrying in {delay_ms} ms"),
+                    attempt,
+                    delay_ms,
+                    error_kind: error.kind,
+                }));
             }
         }
         let policy = self.retry_policy;
@@ -522,18 +604,18 @@ impl Session {
         let delivered = std::cell::Cell::new(false);
         let mut emit = |event: StreamEvent| {
             delivered.set(true);
-            let (kind, data) = match event {
-                StreamEvent::TextStart => (EventKind::AssistantTextStart, json!({})),
-                StreamEvent::TextDelta(delta) => (EventKind::AssistantTextDelta, json!({"delta": delta})),
-                StreamEvent::ReasoningStart => (EventKind::ReasoningStart, json!({})),
-                StreamEvent::ReasoningDelta(delta) => (EventKind::ReasoningDelta, json!({"delta": delta})),
-                StreamEvent::ReasoningEnd => (EventKind::ReasoningEnd, json!({})),
+            let data = match event {
+                StreamEvent::TextStart => EventData::AssistantTextStart {},
+                StreamEvent::TextDelta(delta) => EventData::AssistantTextDelta { delta },
+                StreamEvent::ReasoningStart => EventData::ReasoningStart {},
+                StreamEvent::ReasoningDelta(delta) => EventData::ReasoningDelta { delta },
+                StreamEvent::ReasoningEnd => EventData::ReasoningEnd {},
                 // Text end is reported once per response, with the whole text, by the loop.
                 StreamEvent::TextEnd
                 | StreamEvent::ToolCallStart { .. }
                 | StreamEvent::ToolCallEnd { .. } => return,
             };
-            self.emit(kind, data);
+            self.emit(data);
         };
         self.client
             .stream(&request, &interrupted, &mut emit)

@@ -2,13 +2,12 @@
 //! each failure becomes an `is_error` result the model can recover from (section 2.5).
 
 use super::Session;
-use crate::events::EventKind;
-use crate::history::ToolResult;
+use crate::events::{EventData, ImageInfo, ToolOutcome};
+use crate::history::{HistoryEntry, ToolResult};
 use crate::llm::ToolCall;
 use crate::ports::{Approval, ApprovalRequest, OutputStream};
-use crate::tools::{self, Started, ToolContext};
+use crate::tools::{self, Started, ToolContext, ToolTraits};
 use crate::truncation;
-use serde_json::{Value, json};
 
 impl Session {
     /// Runs a response's tool calls and returns their results in the calls' order.
@@ -37,17 +36,22 @@ impl Session {
 
     /// TOOL_CALL_START, then lookup, validation, approval and the start of execution.
     fn start_call(&self, call: &ToolCall) -> Started {
-        self.emit(
-            EventKind::ToolCallStart,
-            json!({"call_id": call.id, "tool_name": call.name, "arguments": call.arguments}),
-        );
+        let tool = self.profile.registry.get(&call.name);
+        let traits = tool.map_or(ToolTraits::HOST, |t| t.traits);
+        self.emit(EventData::ToolCallStart {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            category: traits.category,
+            changes: traits.changed_paths(&call.arguments),
+        });
         if self.interruption().is_some() {
             return Started::Done(Err(format!(
                 "Tool {} was not run: the user interrupted the session.",
                 call.name
             )));
         }
-        let Some(tool) = self.profile.registry.get(&call.name) else {
+        let Some(tool) = tool else {
             return Started::Done(Err(format!(
                 "Unknown tool: {}. Available tools: {}",
                 call.name,
@@ -71,7 +75,8 @@ impl Session {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
             arguments_json: call.arguments.to_string(),
-            summary: summarize(call),
+            summary: traits.approval_summary(&call.name, &call.arguments),
+            category: traits.category,
         }) {
             return Started::Done(Err(format!("The user denied this {} call: {reason}", call.name)));
         }
@@ -96,62 +101,68 @@ impl Session {
     /// output and a truncated result for the history.
     fn finish_call(&self, call: &ToolCall, started: Started) -> ToolResult {
         let mut on_output = |stream: OutputStream, delta: &str| {
-            self.emit(
-                EventKind::ToolCallOutputDelta,
-                json!({"call_id": call.id, "stream": stream, "delta": delta}),
-            );
+            self.emit(EventData::ToolCallOutputDelta {
+                call_id: call.id.clone(),
+                stream,
+                delta: delta.to_string(),
+            });
         };
-        let (max_chars, max_lines) = self.config.output_limits(&call.name);
-        match started.finish(&mut on_output) {
+        let traits = self
+            .profile
+            .registry
+            .get(&call.name)
+            .map_or(ToolTraits::HOST, |t| t.traits);
+        let limits = truncation::limits_for(&self.config, &call.name, &traits);
+        let (result, outcome) = match started.finish(&mut on_output) {
             Ok(output) => {
-                let content =
-                    truncation::truncate_tool_output(&output.text, &call.name, max_chars, max_lines);
-                let mut data = json!({"call_id": call.id, "tool_name": call.name, "output": output.text});
-                if !output.images.is_empty() {
-                    // Hosts learn what was shown to the model; the pixels stay in the history.
-                    data["images"] = output
-                        .images
-                        .iter()
-                        .map(|image| json!({"media_type": image.media_type, "base64_chars": image.data_base64.len()}))
-                        .collect();
-                }
-                self.emit(EventKind::ToolCallEnd, data);
-                ToolResult {
+                let content = truncation::truncate_tool_output(&output.text, &limits);
+                // Hosts learn what was shown to the model; the pixels stay in the history.
+                let images = output
+                    .images
+                    .iter()
+                    .map(|image| ImageInfo {
+                        media_type: image.media_type.clone(),
+                        base64_chars: image.data_base64.len() as u64,
+                    })
+                    .collect();
+                let result = ToolResult {
                     tool_call_id: call.id.clone(),
                     content,
                     is_error: false,
                     images: output.images,
-                }
+                };
+                (
+                    result,
+                    ToolOutcome::Output {
+                        output: output.text,
+                        images,
+                    },
+                )
             }
             Err(error) => {
-                let content = truncation::truncate_chars(&error, max_chars, truncation::Mode::HeadTail);
-                self.emit(
-                    EventKind::ToolCallEnd,
-                    json!({"call_id": call.id, "tool_name": call.name, "error": error}),
-                );
-                ToolResult {
+                let result = ToolResult {
                     tool_call_id: call.id.clone(),
-                    content,
+                    content: truncation::truncate_chars(&error, limits.max_chars, truncation::Mode::HeadTail),
                     is_error: true,
                     images: Vec::new(),
-                }
+                };
+                (result, ToolOutcome::Error { error })
             }
-        }
-    }
-}
-
-/// A one-line description of a call for approval prompts.
-fn summarize(call: &ToolCall) -> String {
-    let field = |name: &str| {
-        call.arguments
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    match call.name.as_str() {
-        "shell" => format!("run `{}`", field("command")),
-        "write_file" => format!("write {}", field("file_path")),
-        "read_file" => format!("read {}", field("file_path")),
-        other => format!("call {other}"),
+        };
+        self.emit(EventData::ToolCallEnd {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            outcome,
+        });
+        // The round's results become the next history item once every call is done; each is
+        // journaled as it ends so that a host killed mid-round keeps the finished ones.
+        self.ports.host.record_history(
+            &self.id,
+            &HistoryEntry::ToolResult {
+                index: self.history.len() as u32,
+                result: result.clone(),
+            },
+        );
+        result
     }
 }

@@ -1,8 +1,15 @@
 //! `apply_patch`: the v4a patch format codex-family models are trained on (appendix A).
 
+use super::traits::{Changes, ToolTraits};
 use super::{ToolContext, required_str};
 use crate::llm::ToolDefinition;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits =
+    ToolTraits::new(ToolCategory::Write, 10_000, Mode::Tail).changes(Changes::Patch);
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

@@ -1,10 +1,17 @@
 //! `edit_file`: replace a string in a file (Claude Code's old_string / new_string), exact
 //! first, then through the fuzzy chain of `edit_match`; the result says which pass matched.
 
+use super::traits::{Changes, ToolTraits};
 use super::{ToolContext, required_str};
 use crate::edit_match::{self, Pass};
 use crate::llm::ToolDefinition;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits =
+    ToolTraits::new(ToolCategory::Write, 10_000, Mode::Tail).changes(Changes::Argument("file_path"));
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

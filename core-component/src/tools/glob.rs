@@ -1,8 +1,14 @@
 //! `glob`: find files by name pattern, newest first.
 
+use super::traits::ToolTraits;
 use super::{ToolContext, required_str};
 use crate::llm::ToolDefinition;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Search, 20_000, Mode::Tail).max_lines(500);
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

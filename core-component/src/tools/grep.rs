@@ -1,12 +1,18 @@
 //! `grep`: search file contents (ripgrep in the native host), respecting ignore files.
 
+use super::traits::ToolTraits;
 use super::{ToolContext, optional_u64, required_str};
 use crate::llm::ToolDefinition;
 use crate::ports::{GrepOptions, GrepOutputMode};
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
 
 /// Matches returned when the call names no limit.
 const DEFAULT_MAX_RESULTS: u32 = 200;
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Search, 20_000, Mode::Tail).max_lines(200);
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

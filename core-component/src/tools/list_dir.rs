@@ -1,12 +1,18 @@
 //! `list_dir`: a directory's entries down to a depth, as an indented tree.
 
+use super::traits::ToolTraits;
 use super::{ToolContext, optional_u64};
 use crate::llm::ToolDefinition;
 use crate::ports::EntryKind;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
 
 /// Entries listed at most, so a huge tree cannot flood the context.
 const MAX_ENTRIES: usize = 1_000;
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Search, 30_000, Mode::HeadTail);
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

@@ -10,6 +10,7 @@ pub mod read_file;
 pub mod read_many_files;
 pub mod shell;
 pub mod subagents;
+pub mod traits;
 pub mod validation;
 pub mod write_file;
 
@@ -75,11 +76,14 @@ pub enum Runner {
     Host,
 }
 
+pub use traits::ToolTraits;
+
 /// A tool the session offers.
 #[derive(Debug, Clone)]
 pub struct RegisteredTool {
     pub definition: ToolDefinition,
     pub runner: Runner,
+    pub traits: ToolTraits,
 }
 
 /// A tool call after its start: finished already, or a process still running.
@@ -230,6 +234,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             },
             runner: Runner::Host,
+            traits: ToolTraits::HOST,
         }
     }
 

@@ -1,7 +1,10 @@
 //! `read_file`: line-numbered file contents with offset and limit.
 
+use super::traits::{ApprovalSummary, ToolTraits};
 use super::{ToolContext, ToolOutput, optional_u64, required_str};
 use crate::llm::{ImageData, ToolDefinition};
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -11,6 +14,10 @@ const BINARY_SNIFF: usize = 8_192;
 /// Largest image sent: its base64 form stays within the 5 MB that Anthropic accepts, the
 /// strictest of the three providers.
 const MAX_IMAGE_BYTES: usize = 3_750_000;
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Read, 50_000, Mode::HeadTail)
+    .approval(ApprovalSummary::Verb("read", "file_path"));
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

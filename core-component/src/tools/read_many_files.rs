@@ -1,11 +1,17 @@
 //! `read_many_files`: several files at once (gemini-cli's tool), each under a header.
 
 use super::ToolContext;
+use super::traits::ToolTraits;
 use crate::llm::ToolDefinition;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
 
 /// Bytes of file content returned in all; the rest is named, not shown.
 const MAX_TOTAL_BYTES: usize = 200_000;
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Read, 30_000, Mode::HeadTail);
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

@@ -1,9 +1,17 @@
 //! `shell`: runs a command through the environment; its output streams as it arrives.
 
+use super::traits::{ApprovalSummary, ToolTraits};
 use super::{ToolContext, optional_u64, required_str};
 use crate::llm::ToolDefinition;
 use crate::ports::{ExecResult, SpawnRequest};
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Command, 30_000, Mode::HeadTail)
+    .max_lines(256)
+    .approval(ApprovalSummary::Run("command"));
 
 /// The shell tool as a profile offers it: the description names the profile's default
 /// timeout, which the model needs to know to ask for more.

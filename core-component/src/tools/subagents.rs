@@ -3,12 +3,21 @@
 //! or gives it a new input, `wait` returns its result, `close_agent` stops it. The depth limit
 //! is enforced here, so every host gets it.
 
+use super::traits::ToolTraits;
 use super::{ToolContext, optional_u64, required_str};
 use crate::llm::ToolDefinition;
 use crate::ports::SubagentRequest;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
 
-pub const NAMES: [&str; 4] = ["spawn_agent", "send_input", "wait", "close_agent"];
+/// Output limits of spawn_agent and wait, which carry a subagent's report (section 5.2).
+pub const REPORT_TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Agent, 20_000, Mode::HeadTail);
+/// Output limits of send_input and close_agent.
+pub const CONTROL_TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Agent, 30_000, Mode::HeadTail);
+
+/// The tools' traits, in the order of `definitions`.
+pub const TRAITS: [ToolTraits; 4] = [REPORT_TRAITS, CONTROL_TRAITS, REPORT_TRAITS, CONTROL_TRAITS];
 
 pub fn definitions() -> Vec<ToolDefinition> {
     let agent_id = json!({"type": "string", "description": "The id spawn_agent returned."});

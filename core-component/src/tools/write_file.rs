@@ -1,8 +1,16 @@
 //! `write_file`: writes a whole file, creating parent directories.
 
+use super::traits::{ApprovalSummary, Changes, ToolTraits};
 use super::{ToolContext, required_str};
 use crate::llm::ToolDefinition;
+use crate::truncation::Mode;
+use agent_protocol::ToolCategory;
 use serde_json::{Value, json};
+
+/// Output limits and category (section 5.2 of the spec for the limits).
+pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Write, 1_000, Mode::Tail)
+    .changes(Changes::Argument("file_path"))
+    .approval(ApprovalSummary::Verb("write", "file_path"));
 
 pub fn definition() -> ToolDefinition {
     ToolDefinition {

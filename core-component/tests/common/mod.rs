@@ -52,6 +52,20 @@ pub fn blocks_reply_with_usage(blocks: &[Value], input_tokens: u64) -> ScriptedR
                     json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
                 );
             }
+            Some("thinking") => {
+                body += &event(
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "thinking", "thinking": ""}}),
+                );
+                body += &event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}),
+                );
+                body += &event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": block["signature"]}}),
+                );
+            }
             _ => {
                 body += &event(
                     "content_block_start",
@@ -124,8 +138,8 @@ impl Harness {
             .events
             .borrow()
             .iter()
-            .filter(|e| e.kind == kind)
-            .map(|e| e.data.clone())
+            .filter(|e| e.kind() == kind)
+            .map(|e| e.data.to_data_value())
             .collect()
     }
 }

@@ -7,6 +7,7 @@
 //! ```
 
 use agent_host::config::session_config;
+use agent_host::protocol::EventData;
 use agent_host::{AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
 use std::sync::Arc;
 
@@ -32,15 +33,16 @@ async fn main() -> anyhow::Result<()> {
     let control = session.controller();
     let printer = tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            match event.kind.as_str() {
-                "ASSISTANT_TEXT_DELTA" => print!("{}", event.data["delta"].as_str().unwrap_or_default()),
-                "TOOL_CALL_START" => {
-                    let name = event.data["tool_name"].as_str().unwrap_or_default();
-                    println!("\n[{name}] {}", event.data["arguments"]);
+            match event.data {
+                EventData::AssistantTextDelta { delta } => print!("{delta}"),
+                EventData::ToolCallStart {
+                    tool_name, arguments, ..
+                } => {
+                    println!("\n[{tool_name}] {arguments}");
                     // A host can redirect the agent at any time; it sees this after the round.
                     control.steer("Keep the answer short.");
                 }
-                "ERROR" => eprintln!("\nerror: {}", event.data["message"]),
+                EventData::Error { message, .. } => eprintln!("\nerror: {message}"),
                 _ => {}
             }
         }

@@ -3,10 +3,10 @@
 //! Three modes ([`ApprovalMode`]): `auto` runs everything; `read-only` runs only what reads
 //! (the environment's read-only wrapper refuses the built-in writes and commands, and host
 //! tools must be of the `read` category); `ask` asks the user before every write and command
-//! — the built-in `write_file`, `edit_file`, `apply_patch` and `shell`, and host tools of
-//! the `write` and `admin` categories — through an [`ApprovalPrompt`]. An answer of
-//! "always" is remembered for the session: per tool, and for `shell` per command prefix
-//! (see [`command_prefix`] for the rule).
+//! — the built-in tools the core marks `write` or `command` (`write_file`, `edit_file`,
+//! `apply_patch`, `shell`), and host tools of the `write` and `admin` categories — through
+//! an [`ApprovalPrompt`]. An answer of "always" is remembered for the session: per tool, and
+//! for commands per command prefix (see [`command_prefix`] for the rule).
 //!
 //! Dangerous commands (what the environment's command guard refuses: `rm -rf /`, `mkfs`,
 //! fork bombs, ...) are asked about in every mode, every time — "always" never covers them.
@@ -23,6 +23,7 @@ pub mod terminal;
 use crate::bindings::session_host::{Approval, ApprovalRequest};
 use crate::env::command_guard::dangerous;
 use crate::host_tools::{HostTools, ToolCategory};
+use agent_protocol::ToolCategory as Kind;
 use async_trait::async_trait;
 use command_prefix::CommandRule;
 use std::collections::BTreeSet;
@@ -254,13 +255,14 @@ impl ApprovalPolicy {
 
     /// The decision on one call; `tools` tells host tools' categories.
     pub async fn decide(&self, tools: &HostTools, request: &ApprovalRequest) -> Approval {
-        let kind = match request.tool_name.as_str() {
-            "shell" => CallKind::Command(command_of(&request.arguments_json)),
-            "write_file" | "edit_file" | "apply_patch" => CallKind::Write,
-            name => match tools.get(name).map(|t| t.category()) {
+        let kind = match crate::wit::tool_category(request.category) {
+            Kind::Command => CallKind::Command(command_of(&request.arguments_json)),
+            Kind::Write => CallKind::Write,
+            Kind::Host => match tools.get(&request.tool_name).map(|t| t.category()) {
                 Some(ToolCategory::Write | ToolCategory::Admin) => CallKind::Write,
                 _ => CallKind::Read,
             },
+            Kind::Read | Kind::Search | Kind::Agent => CallKind::Read,
         };
         if self.mode == ApprovalMode::ReadOnly {
             return read_only_decision(tools, &request.tool_name);
@@ -273,14 +275,14 @@ impl ApprovalPolicy {
         if self.mode == ApprovalMode::Auto {
             return Approval::Allow;
         }
+        if matches!(kind, CallKind::Read) || self.remembers(&request.tool_name, &kind) {
+            return Approval::Allow;
+        }
         let always = match kind {
             CallKind::Read => return Approval::Allow,
             CallKind::Write => AlwaysScope::Tool(request.tool_name.clone()),
             CallKind::Command(command) => AlwaysScope::Commands(command_prefix::rules_for(&command)),
         };
-        if self.remembers(&request.tool_name, &request.arguments_json) {
-            return Approval::Allow;
-        }
         let Some(prompt) = &self.prompt else {
             return Approval::Deny(format!(
                 "the approval mode is `ask` and there is nobody to ask (no terminal), so {} was not \
@@ -315,12 +317,12 @@ impl ApprovalPolicy {
         }
     }
 
-    fn remembers(&self, tool_name: &str, arguments_json: &str) -> bool {
+    fn remembers(&self, tool_name: &str, kind: &CallKind) -> bool {
         let memory = lock(&self.memory);
-        if tool_name == "shell" {
-            return command_prefix::is_covered(&memory.commands, &command_of(arguments_json));
+        match kind {
+            CallKind::Command(command) => command_prefix::is_covered(&memory.commands, command),
+            _ => memory.tools.contains(tool_name),
         }
-        memory.tools.contains(tool_name)
     }
 
     fn remember(&self, scope: AlwaysScope) {

@@ -1,58 +1,20 @@
 //! Building a session configuration and finding the core component.
 
 use crate::bindings::api;
+use agent_protocol::ProviderFamily;
 use std::path::PathBuf;
 
 /// The model used when none is given, per provider profile.
 pub fn default_model(provider: &str) -> &'static str {
-    match provider {
-        "openai" => "gpt-5",
-        "gemini" => "gemini-2.5-pro",
-        _ => "claude-sonnet-4-5",
-    }
+    ProviderFamily::parse(provider)
+        .unwrap_or(ProviderFamily::Anthropic)
+        .default_model()
 }
 
-/// The wire protocol of a provider's own endpoint.
-pub fn protocol_of(provider: &str) -> api::WireProtocol {
-    match provider {
-        "openai" => api::WireProtocol::OpenaiResponses,
-        "gemini" => api::WireProtocol::Gemini,
-        _ => api::WireProtocol::AnthropicMessages,
-    }
-}
-
-/// A session configuration with the spec's defaults (section 2.2; the core's
-/// `Limits::default` holds the same values for native use, across the WIT boundary).
+/// A session configuration with the defaults (the protocol's `SessionConfig::new`: the
+/// provider family's endpoint and protocol, the shared default limits).
 pub fn session_config(provider: &str, model: &str) -> api::SessionConfig {
-    api::SessionConfig {
-        provider: provider.to_string(),
-        model: model.to_string(),
-        endpoint: provider.to_string(),
-        protocol: protocol_of(provider),
-        reasoning_effort: None,
-        max_output_tokens: None,
-        limits: api::Limits {
-            max_turns: 0,
-            max_tool_rounds_per_input: 0,
-            default_command_timeout_ms: 10_000,
-            max_command_timeout_ms: 600_000,
-            enable_loop_detection: true,
-            loop_detection_window: 10,
-            max_subagent_depth: 1,
-        },
-        tool_output_limits: Vec::new(),
-        enabled_tools: None,
-        disabled_tools: Vec::new(),
-        host_tools: Vec::new(),
-        user_instructions: None,
-        provider_options_json: None,
-        depth: 0,
-        session_id: None,
-        context_window_tokens: None,
-        parallel_tool_calls: None,
-        image_input: None,
-        knowledge_cutoff: None,
-    }
+    crate::wit::session_config(&agent_protocol::SessionConfig::new(provider, model))
 }
 
 /// Where the core component is: `explicit`, else `$AGENT_CORE_COMPONENT`, else

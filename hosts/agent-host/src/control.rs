@@ -4,22 +4,18 @@
 //! many controllers are still around.
 
 use crate::bindings::session_host::Interruption;
-use serde::{Deserialize, Serialize};
+use agent_protocol::HistoryEntry;
 use std::sync::Mutex;
 use tokio::sync::watch;
 
-/// One event of a session, as the embedding API delivers it.
-/// Deserializable so that a persisted event log (`persist`) reads back as it was written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgentEvent {
-    /// The spec's name, e.g. `TOOL_CALL_END`.
-    pub kind: String,
-    pub session_id: String,
-    pub timestamp_ms: u64,
-    pub data: serde_json::Value,
-    /// The subagent the event comes from; `None` for the session's own events.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
+/// One event of a session (or, with `agent_id`, of one of its subagents): the typed event
+/// of `agent-protocol`, which is also the line format of `--json` output and event logs.
+pub use agent_protocol::Event as AgentEvent;
+
+/// Receives each history entry a session journals (`session-host.record-history`), as it
+/// happens; a persistent session writes them to its journal.
+pub trait HistorySink: Send + Sync {
+    fn record(&self, entry: HistoryEntry);
 }
 
 /// Queues and flags of one session.

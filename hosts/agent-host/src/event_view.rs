@@ -1,6 +1,7 @@
 //! How `agent-host run` shows a session's events: readable text, or JSON lines for scripts.
 
 use agent_host::AgentEvent;
+use agent_host::embed::{EventData, ToolOutcome};
 use std::io::Write;
 
 /// Prints events for people (or as JSON lines for scripts).
@@ -21,58 +22,51 @@ impl EventView {
     pub fn show(&mut self, event: &AgentEvent) {
         let mut out = std::io::stdout().lock();
         if self.json {
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(out, "{line}");
-            }
+            let _ = writeln!(out, "{}", event.to_json());
             return;
         }
         if let Some(agent) = &event.agent_id {
             self.show_child(&mut out, agent, event);
             return;
         }
-        let data = &event.data;
-        let text = |field: &str| {
-            data.get(field)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        match event.kind.as_str() {
-            "ASSISTANT_TEXT_DELTA" => {
-                let _ = write!(out, "{}", text("delta"));
-                self.mid_line = !text("delta").ends_with('\n');
+        match &event.data {
+            EventData::AssistantTextDelta { delta } => {
+                let _ = write!(out, "{delta}");
+                self.mid_line = !delta.ends_with('\n');
             }
-            "TOOL_CALL_START" => {
+            EventData::ToolCallStart {
+                tool_name, arguments, ..
+            } => {
                 self.break_line(&mut out);
-                let _ = writeln!(
-                    out,
-                    "> {} {}",
-                    text("tool_name"),
-                    summarize_arguments(&data["arguments"])
-                );
+                let _ = writeln!(out, "> {tool_name} {}", summarize_arguments(arguments));
             }
-            "TOOL_CALL_END" => {
-                if let Some(error) = data.get("error").and_then(|v| v.as_str()) {
+            EventData::ToolCallEnd { outcome, .. } => match outcome.as_result() {
+                Err(error) => {
                     let _ = writeln!(out, "  ! {}", first_lines(error, 3));
-                } else {
-                    let _ = writeln!(out, "{}", indent(&first_lines(&text("output"), 8)));
                 }
-            }
-            "STEERING_INJECTED" => {
+                Ok(output) => {
+                    let _ = writeln!(out, "{}", indent(&first_lines(output, 8)));
+                }
+            },
+            EventData::SteeringInjected { content } => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[steering] {}", text("content"));
+                let _ = writeln!(out, "[steering] {content}");
             }
-            "LOOP_DETECTION" | "WARNING" => {
+            EventData::LoopDetection { message, .. } => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[{}] {}", event.kind.to_lowercase(), text("message"));
+                let _ = writeln!(out, "[loop_detection] {message}");
             }
-            "TURN_LIMIT" => {
+            EventData::Warning(warning) => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[turn limit] {} reached ({})", text("limit"), data["value"]);
+                let _ = writeln!(out, "[warning] {}", warning.message());
             }
-            "ERROR" => {
+            EventData::TurnLimit { limit, value } => {
                 self.break_line(&mut out);
-                eprintln!("[error] {}", text("message"));
+                let _ = writeln!(out, "[turn limit] {} reached ({value})", limit.as_str());
+            }
+            EventData::Error { message, .. } => {
+                self.break_line(&mut out);
+                eprintln!("[error] {message}");
             }
             _ => {}
         }
@@ -82,18 +76,16 @@ impl EventView {
     /// A subagent's work in one line per tool call (its streamed text would interleave with
     /// the parent's): what it runs, what failed, and its final message.
     fn show_child(&mut self, out: &mut impl Write, agent: &str, event: &AgentEvent) {
-        let field = |name: &str| event.data.get(name).and_then(|v| v.as_str()).unwrap_or_default();
-        let line = match event.kind.as_str() {
-            "TOOL_CALL_START" => format!(
-                "> {} {}",
-                field("tool_name"),
-                summarize_arguments(&event.data["arguments"])
-            ),
-            "TOOL_CALL_END" if event.data.get("error").is_some_and(|e| !e.is_null()) => {
-                format!("  ! {}", first_lines(field("error"), 1))
-            }
-            "ASSISTANT_TEXT_END" if !field("text").is_empty() => first_lines(field("text"), 3),
-            "ERROR" => format!("[error] {}", field("message")),
+        let line = match &event.data {
+            EventData::ToolCallStart {
+                tool_name, arguments, ..
+            } => format!("> {tool_name} {}", summarize_arguments(arguments)),
+            EventData::ToolCallEnd {
+                outcome: ToolOutcome::Error { error },
+                ..
+            } => format!("  ! {}", first_lines(error, 1)),
+            EventData::AssistantTextEnd { text, .. } if !text.is_empty() => first_lines(text, 3),
+            EventData::Error { message, .. } => format!("[error] {message}"),
             _ => return,
         };
         self.break_line(out);

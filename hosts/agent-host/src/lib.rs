@@ -30,7 +30,9 @@ pub mod state;
 pub mod subagents;
 pub mod tool_options;
 pub mod transport;
+pub mod wit;
 
+pub use agent_protocol as protocol;
 pub use control::{AgentEvent, SessionControl};
 pub use embed::{Host, NativeTool, Session, SessionOptions};
 pub use endpoints::{Endpoint, Endpoints};

@@ -5,7 +5,7 @@ use crate::approval::{ApprovalMode, ApprovalPolicy};
 use crate::bindings::{AgentCore, AgentCorePre, api, host_tools, llm_transport, session_host};
 use crate::compile_cache::compile_cached;
 pub use crate::compile_cache::{CacheOutcome, default_cache_dir};
-use crate::control::{AgentEvent, SessionControl};
+use crate::control::{AgentEvent, HistorySink, SessionControl};
 use crate::env::Environment;
 use crate::host_tools::HostTools;
 use crate::record_replay::LlmTransport;
@@ -136,23 +136,25 @@ impl AgentRuntime {
         Arc<SessionControl>,
         mpsc::UnboundedReceiver<AgentEvent>,
     )> {
-        self.instantiate_with(env, Arc::new(SessionControl::new())).await
+        self.instantiate_with(env, &InstanceOptions::default()).await
     }
 
     async fn instantiate_with(
         &self,
         env: Arc<dyn Environment>,
-        control: Arc<SessionControl>,
+        options: &InstanceOptions,
     ) -> anyhow::Result<(
         Store<HostState>,
         AgentCore,
         Arc<SessionControl>,
         mpsc::UnboundedReceiver<AgentEvent>,
     )> {
+        let control = options.control.clone().unwrap_or_default();
         let (sender, events) = mpsc::unbounded_channel();
         let mut state = HostState::new(env, self.transport.clone(), control.clone(), sender);
         state.tools = self.tools.clone();
         state.approvals = self.approvals.for_session();
+        state.history = options.history.clone();
         let mut store = Store::new(&self.engine, state);
         let bindings = self.pre.instantiate_async(&mut store).await?;
         Ok((store, bindings, control, events))
@@ -162,31 +164,51 @@ impl AgentRuntime {
     /// they happen (SESSION_START is already in it).
     pub async fn start_session(
         &self,
+        config: api::SessionConfig,
+        env: Arc<dyn Environment>,
+    ) -> anyhow::Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>)> {
+        self.start_session_with(config, env, InstanceOptions::default())
+            .await
+    }
+
+    /// [`Self::start_session`] with a control handle and a history journal of the caller's.
+    pub async fn start_session_with(
+        &self,
         mut config: api::SessionConfig,
         env: Arc<dyn Environment>,
+        options: InstanceOptions,
     ) -> anyhow::Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>)> {
         for definition in self.tools.definitions() {
             if !config.host_tools.iter().any(|d| d.name == definition.name) {
                 config.host_tools.push(definition);
             }
         }
-        let (mut store, bindings, control, events) = self.instantiate(env.clone()).await?;
-        let events_out = store.data().events.clone();
+        let (mut store, bindings, control, events) = self.instantiate_with(env.clone(), &options).await?;
         let session = bindings
             .agent_core_agent()
             .session()
             .call_constructor(&mut store, &config)
             .await?;
+        self.add_subagents(&mut store, config, env);
+        Ok((
+            AgentSession::new(store, bindings, session, control).await?,
+            events,
+        ))
+    }
+
+    fn add_subagents(
+        &self,
+        store: &mut Store<HostState>,
+        config: api::SessionConfig,
+        env: Arc<dyn Environment>,
+    ) {
+        let events_out = store.data().events.clone();
         store.data_mut().subagents = Some(Arc::new(Subagents::new(
             self.for_children(&store.data().approvals),
             config,
             env,
             events_out,
         )));
-        Ok((
-            AgentSession::new(store, bindings, session, control).await?,
-            events,
-        ))
     }
 
     /// Rebuilds a session from `AgentSession::snapshot` output in a fresh instance, e.g.
@@ -197,21 +219,7 @@ impl AgentRuntime {
         snapshot: &str,
         env: Arc<dyn Environment>,
     ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
-        self.restore_session_with(snapshot, env, Arc::new(SessionControl::new()), None)
-            .await
-    }
-
-    /// [`Self::restore_session`] into an instance that keeps `control`, so controllers handed
-    /// out for a previous instance steer and interrupt this one; with the configuration the
-    /// session was started with, the restored session can spawn subagents.
-    pub async fn restore_session_with(
-        &self,
-        snapshot: &str,
-        env: Arc<dyn Environment>,
-        control: Arc<SessionControl>,
-        subagent_config: Option<api::SessionConfig>,
-    ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
-        let (mut store, bindings, control, events) = self.instantiate_with(env.clone(), control).await?;
+        let (mut store, bindings, control, events) = self.instantiate(env).await?;
         let session = match bindings
             .agent_core_agent()
             .session()
@@ -221,14 +229,34 @@ impl AgentRuntime {
             Ok(session) => session,
             Err(error) => return Ok(Err(error)),
         };
-        if let Some(config) = subagent_config {
-            let events_out = store.data().events.clone();
-            store.data_mut().subagents = Some(Arc::new(Subagents::new(
-                self.for_children(&store.data().approvals),
-                config,
-                env,
-                events_out,
-            )));
+        Ok(Ok((
+            AgentSession::new(store, bindings, session, control).await?,
+            events,
+        )))
+    }
+
+    /// Reopens a saved session (its last snapshot plus the history journaled after it) in a
+    /// fresh instance: after a trap, a restart of the host, or to change its model. With
+    /// `options.subagent_config` (the configuration the session was started with) it can
+    /// spawn subagents. The inner error is the component's verdict on what it was given.
+    pub async fn resume_session(
+        &self,
+        request: &api::ResumeRequest,
+        env: Arc<dyn Environment>,
+        options: InstanceOptions,
+    ) -> anyhow::Result<Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>), api::AgentError>> {
+        let (mut store, bindings, control, events) = self.instantiate_with(env.clone(), &options).await?;
+        let session = match bindings
+            .agent_core_agent()
+            .session()
+            .call_resume(&mut store, request)
+            .await?
+        {
+            Ok(session) => session,
+            Err(error) => return Ok(Err(error)),
+        };
+        if let Some(config) = options.subagent_config {
+            self.add_subagents(&mut store, config, env);
         }
         Ok(Ok((
             AgentSession::new(store, bindings, session, control).await?,
@@ -251,6 +279,18 @@ impl AgentRuntime {
             .await
             .map_err(anyhow::Error::from)
     }
+}
+
+/// How a session's instance is set up besides its environment.
+#[derive(Clone, Default)]
+pub struct InstanceOptions {
+    /// The control handle to keep (a restarted instance keeps its predecessor's, so that
+    /// controllers already handed out still reach it); `None` for a new one.
+    pub control: Option<Arc<SessionControl>>,
+    /// Where the session's history entries go.
+    pub history: Option<Arc<dyn HistorySink>>,
+    /// The configuration a resumed session's subagents start from; `None`: no subagents.
+    pub subagent_config: Option<api::SessionConfig>,
 }
 
 /// The engine's settings. `AGENT_HOST_PERFMAP=1` writes `/tmp/perf-PID.map`, so that

@@ -2,13 +2,14 @@
 
 use crate::approval::ApprovalPolicy;
 use crate::bindings::{host_tools, llm_transport as lt, session_host as sh, types};
-use crate::control::{AgentEvent, SessionControl};
+use crate::control::{AgentEvent, HistorySink, SessionControl};
 use crate::env::Environment;
 use crate::env_host::{EnvView, EnvironmentHost};
 use crate::host_tools::HostTools;
 use crate::record_replay::LlmTransport;
 use crate::subagents::Subagents;
 use crate::transport::ResponseHandle;
+use agent_protocol::{EventData, HistoryEntry};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use wasmtime::Result;
@@ -26,6 +27,8 @@ pub struct HostState {
     pub control: Arc<SessionControl>,
     /// The session's events; the receiver's stream ends when this store is dropped.
     pub events: mpsc::UnboundedSender<AgentEvent>,
+    /// Where the session's history entries go; `None` where nothing is journaled.
+    pub history: Option<Arc<dyn HistorySink>>,
     /// The session's children; `None` where subagents are not available.
     pub subagents: Option<Arc<Subagents>>,
     /// Plugin and configured tools, called through `host-tools`.
@@ -50,6 +53,7 @@ impl HostState {
             transport,
             control,
             events,
+            history: None,
             tools: HostTools::default(),
             subagents: None,
             approvals: Arc::new(ApprovalPolicy::default()),
@@ -114,16 +118,26 @@ impl lt::HostHttpResponse for HostState {
 
 impl sh::Host for HostState {
     async fn emit(&mut self, event: sh::Event) -> Result<()> {
-        let data =
-            serde_json::from_str(&event.data_json).unwrap_or(serde_json::Value::String(event.data_json));
-        // A dropped receiver means nobody listens any more; the session goes on.
-        let _ = self.events.send(AgentEvent {
-            kind: event_kind_name(event.kind).to_string(),
-            session_id: event.session_id,
-            timestamp_ms: event.timestamp_ms,
-            data,
-            agent_id: None,
-        });
+        match EventData::from_wire(crate::wit::event_kind(event.kind), &event.data_json) {
+            // A dropped receiver means nobody listens any more; the session goes on.
+            Ok(data) => {
+                let _ = self
+                    .events
+                    .send(AgentEvent::new(event.session_id, event.timestamp_ms, data));
+            }
+            // A core and a host built from different contracts: say so, drop the event.
+            Err(error) => tracing::error!("the core emitted an event this host cannot read: {error}"),
+        }
+        Ok(())
+    }
+
+    async fn record_history(&mut self, _session_id: String, entry_json: String) -> Result<()> {
+        if let Some(sink) = &self.history {
+            match HistoryEntry::from_json(&entry_json) {
+                Ok(entry) => sink.record(entry),
+                Err(error) => tracing::error!("the core journaled an entry this host cannot read: {error}"),
+            }
+        }
         Ok(())
     }
 
@@ -221,30 +235,5 @@ impl host_tools::Host for HostState {
             result = self.tools.call(&name, &arguments_json) => Ok(result),
             _ = control.interrupted() => Ok(Err(format!("{name} was interrupted"))),
         }
-    }
-}
-
-/// The spec's name of an event kind.
-pub fn event_kind_name(kind: sh::EventKind) -> &'static str {
-    use sh::EventKind as K;
-    match kind {
-        K::SessionStart => "SESSION_START",
-        K::SessionEnd => "SESSION_END",
-        K::UserInput => "USER_INPUT",
-        K::ProcessingEnd => "PROCESSING_END",
-        K::AssistantTextStart => "ASSISTANT_TEXT_START",
-        K::AssistantTextDelta => "ASSISTANT_TEXT_DELTA",
-        K::AssistantTextEnd => "ASSISTANT_TEXT_END",
-        K::ReasoningStart => "REASONING_START",
-        K::ReasoningDelta => "REASONING_DELTA",
-        K::ReasoningEnd => "REASONING_END",
-        K::ToolCallStart => "TOOL_CALL_START",
-        K::ToolCallOutputDelta => "TOOL_CALL_OUTPUT_DELTA",
-        K::ToolCallEnd => "TOOL_CALL_END",
-        K::SteeringInjected => "STEERING_INJECTED",
-        K::TurnLimit => "TURN_LIMIT",
-        K::LoopDetection => "LOOP_DETECTION",
-        K::Warning => "WARNING",
-        K::Error => "ERROR",
     }
 }

@@ -7,11 +7,14 @@
 
 mod common;
 
+use agent_host::bindings::api;
 use agent_host::config::session_config;
-use agent_host::persist::{PersistentSession, SessionStore, read_events, rebuild_snapshot};
+use agent_host::persist::{PersistentSession, SessionStore, read_events};
+use agent_host::protocol::{EventData, EventKind, Warning};
+use agent_host::runtime::InstanceOptions;
 use agent_host::{AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
 use common::{agent_host, stderr, stdout};
-use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::anthropic::{message, text, thinking, tool_use};
 use scripted_llm::{RecordedRequest, Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -102,7 +105,11 @@ fn two_rounds_then_stall() -> Vec<Reply> {
 /// Runs TASK until the log holds the second call's TOOL_CALL_END, then SIGKILLs the
 /// process. Returns the session's folder.
 async fn run_and_kill_after_second_tool(state: &Path, work: &Path) -> PathBuf {
-    let first = server(two_rounds_then_stall()).await;
+    run_and_kill_after_second_tool_with(state, work, two_rounds_then_stall()).await
+}
+
+async fn run_and_kill_after_second_tool_with(state: &Path, work: &Path, replies: Vec<Reply>) -> PathBuf {
+    let first = server(replies).await;
     let mut child = agent_host_at(state, &first)
         .args(["run", TASK, "--cwd"])
         .arg(work)
@@ -188,13 +195,71 @@ async fn a_run_killed_mid_input_resumes_with_its_full_history() {
     let inputs: Vec<&str> = log
         .events
         .iter()
-        .filter(|e| e.kind == "USER_INPUT")
-        .map(|e| e.data["content"].as_str().unwrap())
+        .filter_map(|e| match &e.data {
+            EventData::UserInput { content } => Some(content.as_str()),
+            _ => None,
+        })
         .collect();
     assert_eq!(inputs, [TASK, "next task"]);
     let meta: Value = serde_json::from_slice(&std::fs::read(dir.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["status"], "completed");
     assert_eq!(meta["turns"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_mid_input_resumes_with_its_reasoning_and_signatures() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut stalled = message(&[text("All done.")]);
+    stalled.delay_ms = 120_000;
+    let replies = vec![
+        message(&[
+            thinking("Write the file first.", "sig-write"),
+            tool_use(
+                "toolu_1",
+                "write_file",
+                json!({"file_path": "a.txt", "content": "alpha\n"}),
+            ),
+        ]),
+        message(&[
+            thinking("Now show it.", "sig-show"),
+            tool_use("toolu_2", "shell", json!({"command": "cat a.txt"})),
+        ]),
+        stalled,
+    ];
+    let dir = run_and_kill_after_second_tool_with(state.path(), work.path(), replies).await;
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+
+    let second = server(vec![message(&[text("Resumed.")])]).await;
+    let output = agent_host_at(state.path(), &second)
+        .args(["resume", &id, "next task"])
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "stderr:\n{}", stderr(&output));
+    let body = second.requests()[0].json();
+    // Each assistant turn goes back exactly as the model produced it: the signed reasoning
+    // first, then its tool call (Anthropic refuses a tool call whose thinking lost its
+    // signature when thinking is on).
+    let assistant: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
+    assert_eq!(assistant.len(), 2, "{body}");
+    for (message, (thought, signature)) in assistant.iter().zip([
+        ("Write the file first.", "sig-write"),
+        ("Now show it.", "sig-show"),
+    ]) {
+        assert_eq!(
+            message["content"][0],
+            json!({"type": "thinking", "thinking": thought, "signature": signature}),
+            "{message}"
+        );
+        assert_eq!(message["content"][1]["type"], "tool_use");
+    }
+    assert!(tool_result_text(&second.requests()[0], "toolu_2").starts_with("alpha\nExit code: 0"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -285,7 +350,7 @@ async fn a_torn_last_line_is_ignored_and_everything_before_it_is_kept() {
     // The torn bytes were cut off before the resumed run appended: the log reads clean.
     let log = read_events(&events).unwrap();
     assert!(log.warning.is_none());
-    assert_eq!(log.events.last().unwrap().kind, "SESSION_END");
+    assert_eq!(log.events.last().unwrap().kind(), EventKind::SessionEnd);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -373,31 +438,11 @@ fn runtime_at(server: &ScriptedServer) -> AgentRuntime {
     AgentRuntime::load(&common::component(), Some(&common::cache_dir()), transport).unwrap()
 }
 
-/// Without timestamps, which the core and its events take a moment apart, and response
-/// ids, which events do not carry.
-fn without_timestamps(mut value: Value) -> Value {
-    match &mut value {
-        Value::Object(map) => {
-            map.remove("timestamp_ms");
-            map.remove("response_id");
-            for v in map.values_mut() {
-                *v = without_timestamps(v.take());
-            }
-        }
-        Value::Array(items) => {
-            for v in items.iter_mut() {
-                *v = without_timestamps(v.take());
-            }
-        }
-        _ => {}
-    }
-    value
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_history_rebuilt_from_the_log_equals_the_cores_own() {
+async fn the_history_resumed_from_the_journal_equals_the_cores_own() {
     let llm = server(vec![
         message(&[
+            thinking("Count first, then read.", "sig-count"),
             text("Two at once."),
             tool_use("t1", "shell", json!({"command": "seq 1 3000"})),
             tool_use("t2", "read_file", json!({"file_path": "missing.txt"})),
@@ -410,25 +455,43 @@ async fn the_history_rebuilt_from_the_log_equals_the_cores_own() {
     let work = tempfile::tempdir().unwrap();
     let store = SessionStore::new(state.path());
     let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let (mut session, _events) =
-        PersistentSession::start(&runtime, session_config("anthropic", "m"), env, Some(&store))
-            .await
-            .unwrap();
+    let (mut session, _events) = PersistentSession::start(
+        &runtime,
+        session_config("anthropic", "m"),
+        env.clone(),
+        Some(&store),
+    )
+    .await
+    .unwrap();
     session.submit("Count and read").await.unwrap().unwrap();
     let history: Value = serde_json::from_str(&session.history_json().await.unwrap()).unwrap();
     session.close().await.unwrap();
-
-    let stored = store.load(&session.id()[..8]).unwrap();
-    // From the log alone (SESSION_START's configuration and the events), no snapshot.
-    let rebuilt: Value = serde_json::from_str(&rebuild_snapshot(None, &stored.events).unwrap()).unwrap();
-    assert_eq!(
-        without_timestamps(rebuilt["history"].clone()),
-        without_timestamps(history.clone())
-    );
-    // The long output was truncated as the core truncates it.
+    // The long output was truncated as the core truncates it, and the reasoning is signed.
     assert!(history.to_string().contains("lines omitted"));
-    // And the saved snapshot plus the (empty) rest of the log gives the same.
-    let from_snapshot: Value = serde_json::from_str(&stored.rebuild().unwrap()).unwrap();
+    assert_eq!(history[1]["message"]["parts"][0]["signature"], "sig-count");
+
+    let mut stored = store.load(&session.id()[..8]).unwrap();
+    // From the journal alone (its first line, the session as created, and every entry).
+    stored.snapshot = None;
+    let (base, journal) = stored.resume_point().unwrap();
+    let request = api::ResumeRequest {
+        snapshot: base,
+        journal,
+        model: None,
+        more_turns: None,
+    };
+    let (mut resumed, _) = runtime
+        .resume_session(&request, env.clone(), InstanceOptions::default())
+        .await
+        .unwrap()
+        .unwrap();
+    let rebuilt: Value = serde_json::from_str(&resumed.history_json().await.unwrap()).unwrap();
+    assert_eq!(rebuilt, history);
+    // And the saved snapshot plus the (empty) rest of the journal gives the same.
+    let stored = store.load(&session.id()[..8]).unwrap();
+    let (base, journal) = stored.resume_point().unwrap();
+    assert!(journal.is_empty(), "{journal:?}");
+    let from_snapshot: Value = serde_json::from_str(&base).unwrap();
     assert_eq!(from_snapshot["history"], history);
     assert_eq!(from_snapshot["total_turns"], 2);
 }
@@ -461,7 +524,7 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
             tokio::select! {
                 _ = &mut submit => panic!("the stalled reply cannot complete"),
                 event = events.recv() => {
-                    if event.unwrap().kind == "TOOL_CALL_END" {
+                    if event.unwrap().kind() == EventKind::ToolCallEnd {
                         break;
                     }
                 }
@@ -484,15 +547,16 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
     }
     let warning = seen
         .iter()
-        .find(|e| e.kind == "WARNING")
+        .find_map(|e| match &e.data {
+            EventData::Warning(warning) => Some(warning),
+            _ => None,
+        })
         .expect("the restart is reported");
-    assert_eq!(warning.data["kind"], "instance_restarted");
+    let Warning::InstanceRestarted { message } = warning else {
+        panic!("{warning:?}");
+    };
     // A real trap of wasmtime's: the abandoned call left the instance unenterable.
-    assert!(
-        warning.data["message"].as_str().unwrap().contains("wasm trap"),
-        "{}",
-        warning.data
-    );
+    assert!(message.contains("wasm trap"), "{message}");
     let requests = llm.requests();
     assert_eq!(requests.len(), 3);
     let lines = conversation(&requests[2]);
@@ -505,7 +569,7 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
     controller.abort();
     assert_eq!(
         session.submit("Third").await.unwrap().unwrap().stop_reason,
-        agent_host::bindings::api::StopReason::Aborted
+        api::StopReason::Aborted
     );
 }
 

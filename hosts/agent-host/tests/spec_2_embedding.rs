@@ -7,6 +7,7 @@ mod common;
 
 use agent_host::bindings::api::{SessionState, StopReason};
 use agent_host::config::session_config;
+use agent_host::protocol::{EventData, EventKind};
 use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};
@@ -49,7 +50,7 @@ async fn start(replies: Vec<scripted_llm::Reply>) -> Started {
 async fn until(events: &mut UnboundedReceiver<AgentEvent>, kind: &str) -> Vec<AgentEvent> {
     let mut seen = Vec::new();
     while let Some(event) = events.recv().await {
-        let done = event.kind == kind;
+        let done = event.kind().as_str() == kind;
         seen.push(event);
         if done {
             break;
@@ -81,12 +82,10 @@ async fn steering_reaches_the_running_loop_and_events_stream_as_they_happen() {
     let outcome = session.submit("do the task").await.unwrap().unwrap();
     assert_eq!(outcome.stop_reason, StopReason::Completed);
     let (before, after) = watcher.await.unwrap();
-    assert_eq!(before[0].kind, "SESSION_START");
-    assert!(
-        after
-            .iter()
-            .any(|e| e.kind == "STEERING_INJECTED" && e.data["content"] == "please also add a test")
-    );
+    assert_eq!(before[0].kind(), EventKind::SessionStart);
+    assert!(after.iter().any(
+        |e| matches!(&e.data, EventData::SteeringInjected { content } if content == "please also add a test")
+    ));
     let second = server.requests()[1].json();
     let last = second["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"][1]["text"], "please also add a test");

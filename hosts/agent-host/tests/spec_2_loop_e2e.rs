@@ -7,6 +7,7 @@ mod common;
 
 use agent_host::bindings::api::{ReasoningEffort, SessionState, StopReason};
 use agent_host::config::session_config;
+use agent_host::protocol::{EndReason, EventData};
 use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};
@@ -66,7 +67,7 @@ fn drain(events: &mut UnboundedReceiver<AgentEvent>) -> Vec<AgentEvent> {
 }
 
 fn of_kind<'a>(events: &'a [AgentEvent], kind: &str) -> Vec<&'a AgentEvent> {
-    events.iter().filter(|e| e.kind == kind).collect()
+    events.iter().filter(|e| e.kind().as_str() == kind).collect()
 }
 
 /// Live (not zombie) processes whose command line contains `marker`.
@@ -117,7 +118,7 @@ async fn abort_during_a_long_command_leaves_no_process_of_the_session_alive() {
     let watcher = tokio::spawn(async move {
         let mut seen = Vec::new();
         while let Some(event) = events.recv().await {
-            let kind = event.kind.clone();
+            let kind = event.kind().as_str();
             seen.push(event);
             if kind == "TOOL_CALL_START" {
                 // Let both sleeps start, and check they did (with the shell running them).
@@ -143,7 +144,13 @@ async fn abort_during_a_long_command_leaves_no_process_of_the_session_alive() {
     let seen = watcher.await.unwrap();
     let end = of_kind(&seen, "TOOL_CALL_END");
     assert_eq!(end.len(), 1, "the killed command still reports its end");
-    assert_eq!(seen.last().unwrap().data["reason"], "aborted");
+    assert!(matches!(
+        seen.last().unwrap().data,
+        EventData::SessionEnd {
+            reason: EndReason::Aborted,
+            ..
+        }
+    ));
     // SIGTERM reached the whole process group, background child included.
     let deadline = Instant::now() + Duration::from_secs(5);
     while !live_processes_with(marker).is_empty() && Instant::now() < deadline {
@@ -171,7 +178,10 @@ async fn a_10_mb_single_line_is_truncated_for_the_model_and_complete_in_the_even
     let seen = drain(&mut events);
 
     let end = of_kind(&seen, "TOOL_CALL_END");
-    let full = end[0].data["output"].as_str().unwrap();
+    let EventData::ToolCallEnd { outcome, .. } = &end[0].data else {
+        panic!("{:?}", end[0]);
+    };
+    let full = outcome.as_result().unwrap();
     assert_eq!(
         full.find(|c| c != 'x'),
         Some(10_000_000),
@@ -179,7 +189,10 @@ async fn a_10_mb_single_line_is_truncated_for_the_model_and_complete_in_the_even
     );
     let streamed: usize = of_kind(&seen, "TOOL_CALL_OUTPUT_DELTA")
         .iter()
-        .map(|e| e.data["delta"].as_str().unwrap().len())
+        .map(|e| match &e.data {
+            EventData::ToolCallOutputDelta { delta, .. } => delta.len(),
+            other => panic!("{other:?}"),
+        })
         .sum();
     assert_eq!(streamed, 10_000_000, "the output streamed as it was produced");
 
@@ -284,7 +297,9 @@ async fn repeating_calls_trigger_loop_detection_and_the_model_is_told() {
     let seen = drain(&mut events);
     let detections = of_kind(&seen, "LOOP_DETECTION");
     assert_eq!(detections.len(), 1);
-    let warning = detections[0].data["message"].as_str().unwrap();
+    let EventData::LoopDetection { message: warning, .. } = &detections[0].data else {
+        panic!("{:?}", detections[0]);
+    };
     assert!(warning.starts_with("Loop detected"));
     let last_request = server.requests()[10].json();
     let last_message = last_request["messages"]
@@ -295,7 +310,7 @@ async fn repeating_calls_trigger_loop_detection_and_the_model_is_told() {
         .clone();
     assert_eq!(
         last_message["content"].as_array().unwrap().last().unwrap()["text"],
-        warning
+        warning.as_str()
     );
 }
 

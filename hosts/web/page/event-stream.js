@@ -155,7 +155,6 @@ export function createEventStream({ events, emptyState }) {
       case 'REASONING_END': {
         const { view } = agentView(agentId);
         const body = view.reasoning?.querySelector('.reasoning-text');
-        if (body && !body.textContent && typeof data.text === 'string') body.firstChild.appendData(data.text);
         if (view.reasoning && !body?.textContent) view.reasoning.remove();
         view.reasoning = null;
         break;

@@ -1,24 +1,20 @@
-// A session configuration in the component's terms, with the spec's defaults (section 2.2),
-// the same values the native host uses.
+// A session configuration in the component's terms. The defaults (models, limits, each
+// provider's endpoint and protocol) come from the one file both hosts read,
+// core-component/protocol/data/defaults.json, copied into gen/ by scripts/build-web.sh.
+
+import defaults from '../gen/session-defaults.js';
+
+const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 
 /** The model used when none is given, per provider profile. */
-export const DEFAULT_MODELS = Object.freeze({
-  anthropic: 'claude-sonnet-4-5',
-  openai: 'gpt-5',
-  gemini: 'gemini-2.5-pro',
-});
+export const DEFAULT_MODELS = Object.freeze(Object.fromEntries(defaults.providers.map((p) => [p.id, p.default_model])));
 
-const PROTOCOL_OF = { anthropic: 'anthropic-messages', openai: 'openai-responses', gemini: 'gemini' };
+const PROTOCOL_OF = Object.fromEntries(defaults.providers.map((p) => [p.id, p.protocol]));
 
-export const DEFAULT_LIMITS = Object.freeze({
-  maxTurns: 0,
-  maxToolRoundsPerInput: 0,
-  defaultCommandTimeoutMs: 10_000,
-  maxCommandTimeoutMs: 600_000,
-  enableLoopDetection: true,
-  loopDetectionWindow: 10,
-  maxSubagentDepth: 1,
-});
+/** The session limits; `defaultCommandTimeoutMs: 0` means the provider family's own default. */
+export const DEFAULT_LIMITS = Object.freeze(
+  Object.fromEntries(Object.entries(defaults.limits).map(([name, value]) => [camel(name), value ?? 0])),
+);
 
 const PROVIDERS = Object.keys(PROTOCOL_OF);
 

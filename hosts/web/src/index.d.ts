@@ -74,6 +74,7 @@ export interface Endpoint {
 export interface Limits {
   maxTurns: number;
   maxToolRoundsPerInput: number;
+  /** 0: the provider family's default (120 s for Anthropic, 10 s for OpenAI and Gemini). */
   defaultCommandTimeoutMs: number;
   maxCommandTimeoutMs: number;
   enableLoopDetection: boolean;
@@ -121,6 +122,8 @@ export interface ApprovalRequest {
   toolName: string;
   arguments: any;
   summary: string;
+  /** What the tool does (`host` for a JavaScript tool). */
+  category: ToolCategory;
 }
 
 export interface SessionOptions {
@@ -141,22 +144,114 @@ export interface SessionOptions {
   environment?: ExecutionEnvironment;
 }
 
-export type EventKind =
-  | 'SESSION_START' | 'SESSION_END' | 'USER_INPUT' | 'PROCESSING_END'
-  | 'ASSISTANT_TEXT_START' | 'ASSISTANT_TEXT_DELTA' | 'ASSISTANT_TEXT_END'
-  | 'REASONING_START' | 'REASONING_DELTA' | 'REASONING_END'
-  | 'TOOL_CALL_START' | 'TOOL_CALL_OUTPUT_DELTA' | 'TOOL_CALL_END'
-  | 'STEERING_INJECTED' | 'TURN_LIMIT' | 'LOOP_DETECTION' | 'WARNING' | 'ERROR';
+export type EventKind = AgentEvent['kind'];
 
-export interface AgentEvent {
-  kind: EventKind;
-  sessionId: string;
-  timestampMs: number;
-  /** Kind-specific fields (see wit/session-host.wit), e.g. `tool_name`, `arguments`, `output`. */
-  data: Record<string, any>;
-  /** Set on a subagent's events. */
-  agentId?: string;
+export type StopReasonName = 'completed' | 'round_limit' | 'turn_limit' | 'awaiting_input' | 'cancelled' | 'aborted' | 'context_length';
+export type ErrorKindName =
+  | 'authentication' | 'permission_denied' | 'not_found' | 'invalid_request' | 'context_length' | 'rate_limit'
+  | 'overloaded' | 'server' | 'content_filter' | 'network' | 'stream' | 'configuration' | 'cancelled';
+/** What a tool does: hosts decide approvals and views by it. */
+export type ToolCategory = 'read' | 'search' | 'write' | 'command' | 'agent' | 'host';
+
+/** The session configuration as events carry it (the Rust crate agent-protocol's `SessionConfig`). */
+export interface SessionConfigData {
+  provider: string;
+  model: string;
+  endpoint: string;
+  protocol: WireProtocol;
+  reasoning_effort: 'low' | 'medium' | 'high' | null;
+  max_output_tokens: number | null;
+  limits: {
+    max_turns: number;
+    max_tool_rounds_per_input: number;
+    /** `null`: the provider family's default. */
+    default_command_timeout_ms: number | null;
+    max_command_timeout_ms: number;
+    enable_loop_detection: boolean;
+    loop_detection_window: number;
+    max_subagent_depth: number;
+  };
+  tool_output_limits: Array<{ tool: string; max_chars: number | null; max_lines: number | null }>;
+  enabled_tools: string[] | null;
+  disabled_tools: string[];
+  host_tools: Array<{ name: string; description: string; parameters: unknown }>;
+  user_instructions: string | null;
+  provider_options: unknown;
+  depth: number;
+  session_id: string | null;
+  context_window_size: number | null;
+  parallel_tool_calls: boolean | null;
+  image_input: boolean | null;
+  knowledge_cutoff: string | null;
 }
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+export type WarningData =
+  | { kind: 'context_length'; message: string }
+  | { kind: 'llm_retry'; message: string; attempt: number; delay_ms: number; error_kind: ErrorKindName }
+  | { kind: 'context_usage'; message: string; tokens: number; context_window: number; percent: number; source: 'provider' | 'estimate' }
+  | { kind: 'persistence'; message: string }
+  | { kind: 'instance_restarted'; message: string };
+
+/**
+ * The payload of each event kind, field for field as the core emits it (snake_case). The
+ * Rust crate agent-protocol defines them; `test/types.test.mjs` type-checks its fixtures of
+ * every kind against these declarations.
+ */
+export interface EventDataByKind {
+  SESSION_START: { config: SessionConfigData };
+  SESSION_END: { final_state: 'closed'; reason: 'closed' | 'error' | 'aborted' };
+  USER_INPUT: { content: string };
+  PROCESSING_END: { stop_reason: StopReasonName; rounds: number; turns: number };
+  ASSISTANT_TEXT_START: {};
+  ASSISTANT_TEXT_DELTA: { delta: string };
+  ASSISTANT_TEXT_END: {
+    text: string;
+    reasoning: string | null;
+    tool_calls: Array<{ id: string; name: string; arguments: unknown }>;
+    usage: Usage;
+    finish_reason: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+  };
+  REASONING_START: {};
+  REASONING_DELTA: { delta: string };
+  REASONING_END: {};
+  TOOL_CALL_START: {
+    call_id: string;
+    tool_name: string;
+    arguments: unknown;
+    category: ToolCategory;
+    /** The files the call means to change (write_file, edit_file, apply_patch). */
+    changes?: string[];
+  };
+  TOOL_CALL_OUTPUT_DELTA: { call_id: string; stream: 'stdout' | 'stderr'; delta: string };
+  /** The FULL untruncated `output` (with `images` when any were shown to the model), or `error`. */
+  TOOL_CALL_END:
+    | { call_id: string; tool_name: string; output: string; images?: Array<{ media_type: string; base64_chars: number }> }
+    | { call_id: string; tool_name: string; error: string };
+  STEERING_INJECTED: { content: string };
+  TURN_LIMIT: { limit: 'max_tool_rounds_per_input' | 'max_turns'; value: number };
+  LOOP_DETECTION: { message: string; window: number; pattern_length: number };
+  WARNING: WarningData;
+  ERROR: { message: string; kind: ErrorKindName; retryable: boolean };
+}
+
+/** One event: `data` is typed by `kind` (narrow with `event.kind === 'TOOL_CALL_END'`). */
+export type AgentEvent = {
+  [K in keyof EventDataByKind]: {
+    kind: K;
+    sessionId: string;
+    timestampMs: number;
+    data: EventDataByKind[K];
+    /** Set on a subagent's events. */
+    agentId?: string;
+  };
+}[keyof EventDataByKind];
 
 export type StopReason = 'completed' | 'round-limit' | 'turn-limit' | 'awaiting-input' | 'cancelled' | 'aborted' | 'context-length';
 

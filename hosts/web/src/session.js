@@ -250,6 +250,8 @@ export class AgentSession {
         };
         queueMicrotask(() => this.deliver(delivered));
       },
+      // The browser host keeps no journal: `snapshot()` is how a page saves a session.
+      recordHistory: () => {},
       takeSteering: () => this.#steering.splice(0),
       takeFollowUps: () => this.#followUps.splice(0),
       abortRequested: () => this.#interruption,
@@ -288,6 +290,7 @@ export class AgentSession {
         toolName: request.toolName,
         arguments: JSON.parse(request.argumentsJson),
         summary: request.summary,
+        category: request.category,
       });
       if (decision === true || decision === undefined) return { tag: 'allow' };
       return { tag: 'deny', val: typeof decision === 'string' ? decision : 'the user declined this tool call' };

@@ -2,19 +2,14 @@
 // only names an endpoint. Bodies stream chunk by chunk, and a session's interruption aborts
 // whatever request it has in flight.
 
-/** The provider defaults, as the native host has them (base URL and how the key is sent). */
-export const PROVIDER_ENDPOINTS = Object.freeze({
-  anthropic: { baseUrl: 'https://api.anthropic.com', protocol: 'anthropic-messages' },
-  openai: { baseUrl: 'https://api.openai.com/v1', protocol: 'openai-responses' },
-  gemini: { baseUrl: 'https://generativelanguage.googleapis.com', protocol: 'gemini' },
-});
+import defaults from '../gen/session-defaults.js';
 
-const AUTH_BY_PROTOCOL = {
-  'anthropic-messages': 'x-api-key',
-  'openai-responses': 'bearer',
-  'chat-completions': 'bearer',
-  gemini: 'x-goog-api-key',
-};
+/** Each provider's own API: base URL and protocol (core-component/protocol/data/defaults.json). */
+export const PROVIDER_ENDPOINTS = Object.freeze(
+  Object.fromEntries(defaults.providers.map((p) => [p.id, Object.freeze({ baseUrl: p.base_url, protocol: p.protocol })])),
+);
+
+const AUTH_BY_PROTOCOL = Object.fromEntries(defaults.protocols.map((p) => [p.id, p.auth]));
 
 /**
  * The headers that authenticate a request to an endpoint. Anthropic refuses calls from a

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sessionConfig } from '../src/config.js';
 
-test('defaults follow the spec and the native host', () => {
+test('defaults follow the spec and the native host (the shared defaults file)', () => {
   const config = sessionConfig();
   assert.equal(config.provider, 'anthropic');
   assert.equal(config.model, 'claude-sonnet-4-5');
@@ -13,7 +13,8 @@ test('defaults follow the spec and the native host', () => {
   assert.deepEqual(config.limits, {
     maxTurns: 0,
     maxToolRoundsPerInput: 0,
-    defaultCommandTimeoutMs: 10_000n,
+    // 0: the provider family's own default (120 s for Anthropic, 10 s for the others).
+    defaultCommandTimeoutMs: 0n,
     maxCommandTimeoutMs: 600_000n,
     enableLoopDetection: true,
     loopDetectionWindow: 10,

@@ -6,12 +6,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// One content block of a scripted answer; in JSON scripts
-/// `{"type":"text","text":..}` or `{"type":"tool_use","id":..,"name":..,"input":{..}}`.
+/// `{"type":"text","text":..}`, `{"type":"tool_use","id":..,"name":..,"input":{..}}` or
+/// `{"type":"thinking","thinking":..,"signature":..}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
     Text { text: String },
     ToolUse { id: String, name: String, input: Value },
+    Thinking { thinking: String, signature: String },
+}
+
+/// Signed extended thinking, as Claude sends it before its answer.
+pub fn thinking(text: &str, signature: &str) -> Block {
+    Block::Thinking {
+        thinking: text.to_string(),
+        signature: signature.to_string(),
+    }
 }
 
 pub fn text(text: &str) -> Block {
@@ -52,6 +62,13 @@ pub fn message(blocks: &[Block]) -> Reply {
                 for piece in split(text, 3) {
                     chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})));
                 }
+            }
+            Block::Thinking { thinking, signature } => {
+                chunks.push(event("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}})));
+                for piece in split(thinking, 2) {
+                    chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": piece}})));
+                }
+                chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": signature}})));
             }
             Block::ToolUse { id, name, input } => {
                 stop_reason = "tool_use";

@@ -27,6 +27,12 @@ pub fn message(blocks: &[Block]) -> Reply {
                     chunks.push(chunk(json!({"content": piece}), None));
                 }
             }
+            // llama.cpp's and vLLM's field for reasoning (no signature in this protocol).
+            Block::Thinking { thinking, .. } => {
+                for piece in crate::anthropic::split(thinking, 2) {
+                    chunks.push(chunk(json!({"reasoning_content": piece}), None));
+                }
+            }
             Block::ToolUse { id, name, input } => {
                 finish = "tool_calls";
                 chunks.push(chunk(

@@ -30,6 +30,12 @@ pub fn response(blocks: &[Block], signature: Option<&str>) -> Reply {
                     chunks.push(chunk(vec![json!({"text": piece})], None));
                 }
             }
+            Block::Thinking { thinking, signature } => {
+                chunks.push(chunk(
+                    vec![json!({"text": thinking, "thought": true, "thoughtSignature": signature})],
+                    None,
+                ));
+            }
             Block::ToolUse { name, input, .. } => {
                 let mut part = json!({"functionCall": {"name": name, "args": input}});
                 if let Some(signature) = signature.take() {

@@ -52,6 +52,13 @@ pub fn response(blocks: &[Block], encrypted_reasoning: Option<&str>) -> Reply {
                 }
                 item
             }
+            Block::Thinking { thinking, signature } => {
+                let item = json!({"type": "reasoning", "id": format!("rs_{n}"),
+                    "summary": [{"type": "summary_text", "text": thinking}], "encrypted_content": signature});
+                events
+                    .push(json!({"type": "response.output_item.added", "output_index": index, "item": item}));
+                item
+            }
             Block::ToolUse { id, name, input } => {
                 let item_id = format!("fc_{n}");
                 let arguments = input.to_string();

@@ -70,27 +70,6 @@ fn lines(n: usize) -> String {
     }
 }
 
-/// The files an apply_patch (v4a) patch touches, in order.
-pub fn patch_paths(patch: &str) -> Vec<String> {
-    const HEADERS: [&str; 4] = [
-        "*** Add File: ",
-        "*** Update File: ",
-        "*** Delete File: ",
-        "*** Move to: ",
-    ];
-    let mut paths: Vec<String> = Vec::new();
-    for line in patch.lines() {
-        let line = line.trim();
-        if let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
-            let path = path.trim().to_string();
-            if !paths.contains(&path) {
-                paths.push(path);
-            }
-        }
-    }
-    paths
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,12 +124,5 @@ mod tests {
         assert_eq!(lines[1], "     1 + line 1");
         assert_eq!(lines.last().unwrap(), "       … (+25 lines)");
         assert_eq!(lines.len(), 7);
-    }
-
-    #[test]
-    fn patch_paths_lists_each_file_once() {
-        let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** Move to: b.py\n\
-                     *** Add File: c.py\n+z\n*** Update File: a.py\n*** End Patch";
-        assert_eq!(patch_paths(patch), vec!["a.py", "b.py", "c.py"]);
     }
 }

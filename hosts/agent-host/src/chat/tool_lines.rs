@@ -1,8 +1,8 @@
 //! Tool calls as the chat shows them: one compact line per call (`● write_file hello.py`)
 //! and its result folded to a few lines.
 
-use super::diff::patch_paths;
 use super::style::{Palette, fit};
+use agent_host::protocol::ToolCategory;
 use serde_json::Value;
 
 /// Lines of a tool's output shown before the rest is counted.
@@ -12,11 +12,12 @@ const ERROR_LINES: usize = 3;
 /// Longest summary of a call's arguments, in columns.
 const SUMMARY_WIDTH: usize = 72;
 
-/// The arguments that say what a call is about: the file, the command, the pattern...
-pub fn summary(tool: &str, arguments: &Value) -> String {
+/// What a call is about: the files it changes (the core names them), else the arguments
+/// that say it: the command, the pattern...
+pub fn summary(arguments: &Value, changes: &[String]) -> String {
     let field = |name: &str| arguments.get(name).and_then(Value::as_str);
-    let text = if tool == "apply_patch" {
-        patch_paths(field("patch").unwrap_or_default()).join(", ")
+    let text = if !changes.is_empty() {
+        changes.join(", ")
     } else if let Some(main) = ["file_path", "command", "pattern", "path", "task", "message"]
         .iter()
         .find_map(|name| field(name))
@@ -48,27 +49,13 @@ pub fn summary(tool: &str, arguments: &Value) -> String {
     fit(&cut, SUMMARY_WIDTH)
 }
 
-/// The files a call changes, for the tools whose changes are shown as diffs.
-pub fn changed_paths(tool: &str, arguments: &Value) -> Option<Vec<String>> {
-    match tool {
-        "write_file" | "edit_file" => arguments
-            .get("file_path")
-            .and_then(Value::as_str)
-            .map(|p| vec![p.to_string()]),
-        "apply_patch" => Some(patch_paths(
-            arguments.get("patch").and_then(Value::as_str).unwrap_or_default(),
-        )),
-        _ => None,
-    }
-}
-
 /// A call's output: a count for reads, else its first lines and how many more there are.
-pub fn folded_output(tool: &str, output: &str, palette: &Palette) -> Vec<String> {
+pub fn folded_output(category: ToolCategory, output: &str, palette: &Palette) -> Vec<String> {
     let lines: Vec<&str> = output.trim_end().lines().collect();
     if lines.is_empty() {
         return vec![palette.dim("  (no output)")];
     }
-    if matches!(tool, "read_file" | "read_many_files") {
+    if category == ToolCategory::Read {
         let count = match lines.len() {
             1 => "1 line".to_string(),
             n => format!("{n} lines"),
@@ -107,31 +94,39 @@ mod tests {
 
     #[test]
     fn summaries_name_what_the_call_is_about() {
+        let changes = |paths: &[&str]| paths.iter().map(|p| p.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            summary("write_file", &json!({"file_path": "hello.py", "content": "x"})),
+            summary(
+                &json!({"file_path": "hello.py", "content": "x"}),
+                &changes(&["hello.py"])
+            ),
             "hello.py"
         );
         assert_eq!(
-            summary("shell", &json!({"command": "cargo test\necho done"})),
+            summary(&json!({"command": "cargo test\necho done"}), &[]),
             "cargo test …"
         );
         assert_eq!(
-            summary("grep", &json!({"pattern": "fn main", "path": "src"})),
+            summary(&json!({"pattern": "fn main", "path": "src"}), &[]),
             "fn main in src"
         );
+        // apply_patch: the files the core read from the patch.
         let patch = "*** Begin Patch\n*** Update File: a.py\n*** Add File: b.py\n*** End Patch";
-        assert_eq!(summary("apply_patch", &json!({"patch": patch})), "a.py, b.py");
-        assert_eq!(summary("wait", &json!({"agent_id": "agent-1"})), "agent-1");
+        assert_eq!(
+            summary(&json!({"patch": patch}), &changes(&["a.py", "b.py"])),
+            "a.py, b.py"
+        );
+        assert_eq!(summary(&json!({"agent_id": "agent-1"}), &[]), "agent-1");
     }
 
     #[test]
     fn long_output_is_folded_with_a_count() {
         let output: String = (1..=10).map(|i| format!("line {i}\n")).collect();
-        let lines = folded_output("shell", &output, &Palette::plain());
+        let lines = folded_output(ToolCategory::Command, &output, &Palette::plain());
         assert_eq!(lines.len(), OUTPUT_LINES + 1);
         assert_eq!(lines.last().unwrap(), "  … (+6 lines)");
         assert_eq!(
-            folded_output("read_file", &output, &Palette::plain()),
+            folded_output(ToolCategory::Read, &output, &Palette::plain()),
             vec!["  read 10 lines"]
         );
     }

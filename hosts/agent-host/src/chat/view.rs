@@ -7,9 +7,10 @@ use super::file_changes::FileChanges;
 use super::screen::Screen;
 use super::spinner::status_line;
 use super::style::Palette;
-use super::tool_lines::{changed_paths, error_lines, folded_output, summary};
+use super::tool_lines::{error_lines, folded_output, summary};
 use agent_host::AgentEvent;
-use serde_json::Value;
+use agent_host::embed::{EventData, ToolOutcome};
+use agent_host::protocol::ToolCategory;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,9 +19,10 @@ const DIFF_LINES: usize = 16;
 
 struct RunningTool {
     call_id: String,
-    name: String,
+    category: ToolCategory,
+    /// The files the call means to change.
+    changes: Vec<String>,
     label: String,
-    arguments: Value,
     started: Instant,
 }
 
@@ -85,66 +87,60 @@ impl ChatView {
             self.show_child(agent, event, screen);
             return;
         }
-        let data = &event.data;
-        let text = |field: &str| data.get(field).and_then(Value::as_str).unwrap_or_default();
         let p = &self.palette;
-        match event.kind.as_str() {
-            "ASSISTANT_TEXT_DELTA" => screen.stream_text(text("delta")),
-            "ASSISTANT_TEXT_END" => {
+        match &event.data {
+            EventData::AssistantTextDelta { delta } => screen.stream_text(delta),
+            EventData::AssistantTextEnd { .. } => {
                 screen.end_text();
                 self.thinking_since = Instant::now();
             }
-            "TOOL_CALL_START" => {
-                let name = text("tool_name").to_string();
-                let arguments = data.get("arguments").cloned().unwrap_or(Value::Null);
-                let detail = summary(&name, &arguments);
-                screen.line(&format!("{} {} {detail}", p.cyan("●"), p.bold(&name)));
+            EventData::ToolCallStart {
+                call_id,
+                tool_name,
+                arguments,
+                category,
+                changes,
+            } => {
+                let detail = summary(arguments, changes);
+                screen.line(&format!("{} {} {detail}", p.cyan("●"), p.bold(tool_name)));
                 self.running.push(RunningTool {
-                    call_id: text("call_id").to_string(),
-                    label: format!("{name} {detail}").trim_end().to_string(),
-                    name,
-                    arguments,
+                    call_id: call_id.clone(),
+                    category: *category,
+                    changes: changes.clone(),
+                    label: format!("{tool_name} {detail}").trim_end().to_string(),
                     started: Instant::now(),
                 });
             }
-            "TOOL_CALL_END" => self.tool_finished(data, screen),
-            "WARNING" | "LOOP_DETECTION" => {
-                screen.line(&p.yellow(&format!("! {}", text("message"))));
+            EventData::ToolCallEnd { call_id, outcome, .. } => self.tool_finished(call_id, outcome, screen),
+            EventData::Warning(warning) => screen.line(&p.yellow(&format!("! {}", warning.message()))),
+            EventData::LoopDetection { message, .. } => screen.line(&p.yellow(&format!("! {message}"))),
+            EventData::TurnLimit { limit, value } => {
+                screen.line(&p.yellow(&format!("! stopped: {} reached ({value})", limit.as_str())))
             }
-            "TURN_LIMIT" => screen.line(&p.yellow(&format!(
-                "! stopped: {} reached ({})",
-                text("limit"),
-                data["value"]
-            ))),
             // ERROR ends the input with the same error, which the chat reports then.
             _ => {}
         }
     }
 
-    fn tool_finished(&mut self, data: &Value, screen: &mut Screen) {
-        let call_id = data.get("call_id").and_then(Value::as_str).unwrap_or_default();
+    fn tool_finished(&mut self, call_id: &str, outcome: &ToolOutcome, screen: &mut Screen) {
         let position = self.running.iter().position(|t| t.call_id == call_id);
         let tool = position.map(|i| self.running.remove(i));
         if self.running.is_empty() {
             self.thinking_since = Instant::now();
         }
-        let name = data.get("tool_name").and_then(Value::as_str).unwrap_or_default();
-        let paths = tool
-            .as_ref()
-            .and_then(|t| changed_paths(&t.name, &t.arguments))
-            .unwrap_or_default();
+        let paths = tool.as_ref().map(|t| t.changes.clone()).unwrap_or_default();
         // Taken in any case, so a failed patch's rollback is not shown later.
         let changes = self.changes.take(&paths, &self.working_dir);
-        let lines = if let Some(error) = data.get("error").and_then(Value::as_str) {
-            error_lines(error, &self.palette)
-        } else if !changes.is_empty() {
-            changes
+        let lines = match outcome {
+            ToolOutcome::Error { error } => error_lines(error, &self.palette),
+            ToolOutcome::Output { .. } if !changes.is_empty() => changes
                 .iter()
                 .flat_map(|change| diff::render(change, &self.palette, DIFF_LINES))
-                .collect()
-        } else {
-            let output = data.get("output").and_then(Value::as_str).unwrap_or_default();
-            folded_output(name, output, &self.palette)
+                .collect(),
+            ToolOutcome::Output { output, .. } => {
+                let category = tool.as_ref().map_or(ToolCategory::Host, |t| t.category);
+                folded_output(category, output, &self.palette)
+            }
         };
         for line in lines {
             screen.line(&line);
@@ -154,19 +150,21 @@ impl ChatView {
     /// A subagent's work in one line per tool call (its streamed text would interleave
     /// with the parent's): what it runs, what failed, and its final message.
     fn show_child(&mut self, agent: &str, event: &AgentEvent, screen: &mut Screen) {
-        let field = |name: &str| event.data.get(name).and_then(Value::as_str).unwrap_or_default();
-        let line = match event.kind.as_str() {
-            "TOOL_CALL_START" => {
-                let name = field("tool_name");
-                format!("● {name} {}", summary(name, &event.data["arguments"]))
+        let line = match &event.data {
+            EventData::ToolCallStart {
+                tool_name,
+                arguments,
+                changes,
+                ..
+            } => format!("● {tool_name} {}", summary(arguments, changes)),
+            EventData::ToolCallEnd {
+                outcome: ToolOutcome::Error { error },
+                ..
+            } => format!("  ✗ {}", error.lines().next().unwrap_or_default()),
+            EventData::AssistantTextEnd { text, .. } if !text.is_empty() => {
+                text.lines().next().unwrap_or_default().to_string()
             }
-            "TOOL_CALL_END" if event.data.get("error").is_some_and(|e| !e.is_null()) => {
-                format!("  ✗ {}", field("error").lines().next().unwrap_or_default())
-            }
-            "ASSISTANT_TEXT_END" if !field("text").is_empty() => {
-                field("text").lines().next().unwrap_or_default().to_string()
-            }
-            "ERROR" => format!("error: {}", field("message")),
+            EventData::Error { message, .. } => format!("error: {message}"),
             _ => return,
         };
         screen.line(&self.palette.dim(&format!("  [{agent}] {line}")));

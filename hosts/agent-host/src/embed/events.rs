@@ -8,14 +8,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-/// What happened (the spec's event kinds, section 2.9): the core's own enum, whose
-/// `as_str()` is the spec's name (`TOOL_CALL_END`).
-pub use agent_core::events::EventKind;
-
-/// The kind whose spec name is `name`.
-fn kind_named(name: &str) -> Option<EventKind> {
-    serde_json::from_value(Value::String(name.to_string())).ok()
-}
+/// What happened (the spec's event kinds, section 2.9), whose `as_str()` is the spec's name
+/// (`TOOL_CALL_END`); and each kind's typed payload, to match on.
+pub use agent_protocol::event::{
+    EndReason, EventData, EventKind, ImageInfo, LimitName, OutputStream, TokenSource, ToolOutcome, Warning,
+};
 
 /// One event of a session (or of one of its subagents, see [`Event::agent_id`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +22,8 @@ pub struct Event {
     pub timestamp_ms: u64,
     /// The subagent the event comes from; `None` for the session's own events.
     pub agent_id: Option<String>,
-    /// The payload as the core emitted it; the accessors below read the common fields.
-    pub data: Value,
+    /// The payload, typed; the accessors below read the common fields.
+    pub data: EventData,
 }
 
 /// A tool call the model made (`TOOL_CALL_START`).
@@ -45,88 +42,107 @@ pub struct ToolResult<'a> {
     pub output: Result<&'a str, &'a str>,
 }
 
-impl Event {
-    fn from_agent_event(event: AgentEvent) -> Option<Self> {
-        Some(Self {
-            kind: kind_named(&event.kind)?,
+impl From<AgentEvent> for Event {
+    fn from(event: AgentEvent) -> Self {
+        Self {
+            kind: event.kind(),
             session_id: event.session_id,
             timestamp_ms: event.timestamp_ms,
             agent_id: event.agent_id,
             data: event.data,
-        })
+        }
     }
+}
 
-    fn str_field(&self, field: &str) -> Option<&str> {
-        self.data.get(field).and_then(Value::as_str)
-    }
-
+impl Event {
     /// Whether a subagent emitted it.
     pub fn is_from_subagent(&self) -> bool {
         self.agent_id.is_some()
     }
 
+    /// The event as one JSON line (`agent-host run --json` prints these).
+    pub fn to_json(&self) -> String {
+        AgentEvent {
+            data: self.data.clone(),
+            session_id: self.session_id.clone(),
+            timestamp_ms: self.timestamp_ms,
+            agent_id: self.agent_id.clone(),
+        }
+        .to_json()
+    }
+
     /// A piece of the assistant's answer as it streams (`ASSISTANT_TEXT_DELTA`).
     pub fn text_delta(&self) -> Option<&str> {
-        (self.kind == EventKind::AssistantTextDelta)
-            .then(|| self.str_field("delta"))
-            .flatten()
+        match &self.data {
+            EventData::AssistantTextDelta { delta } => Some(delta),
+            _ => None,
+        }
     }
 
     /// A piece of the model's reasoning (`REASONING_DELTA`).
     pub fn reasoning_delta(&self) -> Option<&str> {
-        (self.kind == EventKind::ReasoningDelta)
-            .then(|| self.str_field("delta"))
-            .flatten()
+        match &self.data {
+            EventData::ReasoningDelta { delta } => Some(delta),
+            _ => None,
+        }
     }
 
     /// The whole text of one assistant turn (`ASSISTANT_TEXT_END`).
     pub fn assistant_text(&self) -> Option<&str> {
-        (self.kind == EventKind::AssistantTextEnd)
-            .then(|| self.str_field("text"))
-            .flatten()
+        match &self.data {
+            EventData::AssistantTextEnd { text, .. } => Some(text),
+            _ => None,
+        }
     }
 
     /// The call the model made (`TOOL_CALL_START`).
     pub fn tool_call(&self) -> Option<ToolCall<'_>> {
-        if self.kind != EventKind::ToolCallStart {
-            return None;
+        match &self.data {
+            EventData::ToolCallStart {
+                call_id,
+                tool_name,
+                arguments,
+                ..
+            } => Some(ToolCall {
+                call_id,
+                name: tool_name,
+                arguments,
+            }),
+            _ => None,
         }
-        Some(ToolCall {
-            call_id: self.str_field("call_id")?,
-            name: self.str_field("tool_name")?,
-            arguments: self.data.get("arguments")?,
-        })
     }
 
     /// A piece of a running command's output (`TOOL_CALL_OUTPUT_DELTA`).
     pub fn tool_output_delta(&self) -> Option<&str> {
-        (self.kind == EventKind::ToolCallOutputDelta)
-            .then(|| self.str_field("delta"))
-            .flatten()
+        match &self.data {
+            EventData::ToolCallOutputDelta { delta, .. } => Some(delta),
+            _ => None,
+        }
     }
 
     /// A finished call (`TOOL_CALL_END`).
     pub fn tool_result(&self) -> Option<ToolResult<'_>> {
-        if self.kind != EventKind::ToolCallEnd {
-            return None;
+        match &self.data {
+            EventData::ToolCallEnd {
+                call_id,
+                tool_name,
+                outcome,
+            } => Some(ToolResult {
+                call_id,
+                name: tool_name,
+                output: outcome.as_result(),
+            }),
+            _ => None,
         }
-        let output = match (self.str_field("output"), self.str_field("error")) {
-            (Some(output), _) => Ok(output),
-            (None, Some(error)) => Err(error),
-            (None, None) => return None,
-        };
-        Some(ToolResult {
-            call_id: self.str_field("call_id")?,
-            name: self.str_field("tool_name")?,
-            output,
-        })
     }
 
     /// The message of a `WARNING` or `ERROR`.
     pub fn message(&self) -> Option<&str> {
-        matches!(self.kind, EventKind::Warning | EventKind::Error)
-            .then(|| self.str_field("message"))
-            .flatten()
+        match &self.data {
+            EventData::Warning(warning) => Some(warning.message()),
+            EventData::Error { message, .. } => Some(message),
+            _ => None,
+        }
     }
 }
 
@@ -149,22 +165,17 @@ impl Events {
     }
 
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        loop {
-            let Some(receiver) = &mut self.receiver else {
-                return Poll::Ready(None);
-            };
-            let Some(raw) = std::task::ready!(receiver.poll_recv(cx)) else {
-                self.receiver = None;
-                return Poll::Ready(None);
-            };
-            let Some(event) = Event::from_agent_event(raw) else {
-                continue;
-            };
-            if event.kind == EventKind::SessionEnd && event.agent_id.is_none() {
-                self.receiver = None;
-            }
-            return Poll::Ready(Some(event));
+        let Some(receiver) = &mut self.receiver else {
+            return Poll::Ready(None);
+        };
+        let Some(raw) = std::task::ready!(receiver.poll_recv(cx)) else {
+            self.receiver = None;
+            return Poll::Ready(None);
+        };
+        if raw.ends_session() {
+            self.receiver = None;
         }
+        Poll::Ready(Some(Event::from(raw)))
     }
 }
 
@@ -182,39 +193,42 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn event(kind: &str, data: Value) -> Event {
-        Event::from_agent_event(AgentEvent {
-            kind: kind.to_string(),
-            session_id: "s".to_string(),
-            timestamp_ms: 1,
-            data,
-            agent_id: None,
-        })
-        .unwrap()
+    fn event(kind: EventKind, data: Value) -> Event {
+        Event::from(AgentEvent::new(
+            "s",
+            1,
+            EventData::from_value(kind, data).unwrap(),
+        ))
     }
 
     #[test]
     fn accessors_read_their_own_kind_only() {
-        let delta = event("ASSISTANT_TEXT_DELTA", json!({"delta": "Hel"}));
+        let delta = event(EventKind::AssistantTextDelta, json!({"delta": "Hel"}));
         assert_eq!(delta.text_delta(), Some("Hel"));
         assert_eq!(delta.reasoning_delta(), None);
         let call = event(
-            "TOOL_CALL_START",
-            json!({"call_id": "c1", "tool_name": "shell", "arguments": {"command": "ls"}}),
+            EventKind::ToolCallStart,
+            json!({"call_id": "c1", "tool_name": "shell", "arguments": {"command": "ls"}, "category": "command"}),
         );
         assert_eq!(call.tool_call().unwrap().arguments["command"], "ls");
         let failed = event(
-            "TOOL_CALL_END",
+            EventKind::ToolCallEnd,
             json!({"call_id": "c1", "tool_name": "shell", "error": "boom"}),
         );
         assert_eq!(failed.tool_result().unwrap().output, Err("boom"));
+        let warning = event(
+            EventKind::Warning,
+            json!({"kind": "persistence", "message": "disk full"}),
+        );
+        assert_eq!(warning.message(), Some("disk full"));
+        assert_eq!(warning.kind, EventKind::Warning);
         for kind in [
             EventKind::SessionStart,
             EventKind::ToolCallOutputDelta,
             EventKind::Error,
         ] {
-            assert_eq!(kind_named(kind.as_str()), Some(kind));
+            assert_eq!(EventKind::parse(kind.as_str()), Some(kind));
         }
-        assert_eq!(kind_named("NOT_A_KIND"), None);
+        assert_eq!(EventKind::parse("NOT_A_KIND"), None);
     }
 }

@@ -44,7 +44,10 @@ mod session;
 
 pub use crate::host_tools::{HostTool, ToolCategory};
 pub use error::Error;
-pub use events::{Event, EventKind, Events, ToolCall, ToolResult};
+pub use events::{
+    EndReason, Event, EventData, EventKind, Events, ImageInfo, LimitName, OutputStream, TokenSource,
+    ToolCall, ToolOutcome, ToolResult, Warning,
+};
 pub use native_tool::{NativeTool, ToolError};
 pub use session::{Outcome, ReasoningEffort, Session, SessionHandle, SessionOptions, StopReason};
 

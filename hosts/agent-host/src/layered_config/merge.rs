@@ -19,7 +19,8 @@ const BUILT_IN: [&str; 3] = ["anthropic", "openai", "gemini"];
 pub struct LimitSettings {
     pub max_turns: Sourced<u32>,
     pub max_tool_rounds_per_input: Sourced<u32>,
-    pub default_command_timeout_ms: Sourced<u64>,
+    /// `None`: the provider family's own default.
+    pub default_command_timeout_ms: Sourced<Option<u64>>,
     pub max_command_timeout_ms: Sourced<u64>,
     pub enable_loop_detection: Sourced<bool>,
     pub loop_detection_window: Sourced<u32>,
@@ -222,7 +223,13 @@ fn merge_limits(files: &[Option<&FileLayer>; 2], max_turns: Option<u32>) -> Limi
     let mut limits = LimitSettings {
         max_turns: layered!(max_turns, defaults.max_turns),
         max_tool_rounds_per_input: layered!(max_tool_rounds_per_input, defaults.max_tool_rounds_per_input),
-        default_command_timeout_ms: layered!(default_command_timeout_ms, defaults.default_command_timeout_ms),
+        default_command_timeout_ms: pick(
+            Sourced::default_value(None),
+            files.iter().map(|f| {
+                f.and_then(|f| f.limits.default_command_timeout_ms.clone())
+                    .map(|s| Sourced::new(Some(s.value), s.source))
+            }),
+        ),
         max_command_timeout_ms: layered!(max_command_timeout_ms, defaults.max_command_timeout_ms),
         enable_loop_detection: layered!(enable_loop_detection, defaults.enable_loop_detection),
         loop_detection_window: layered!(loop_detection_window, defaults.loop_detection_window),

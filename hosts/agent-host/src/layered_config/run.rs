@@ -88,7 +88,8 @@ impl Settings {
         config.limits = api::Limits {
             max_turns: limits.max_turns.value,
             max_tool_rounds_per_input: limits.max_tool_rounds_per_input.value,
-            default_command_timeout_ms: limits.default_command_timeout_ms.value,
+            // 0: the provider family's own default.
+            default_command_timeout_ms: limits.default_command_timeout_ms.value.unwrap_or(0),
             max_command_timeout_ms: limits.max_command_timeout_ms.value,
             enable_loop_detection: limits.enable_loop_detection.value,
             loop_detection_window: limits.loop_detection_window.value,

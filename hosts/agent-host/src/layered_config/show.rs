@@ -28,6 +28,16 @@ fn sourced<T: Clone + Into<Value>>(key: &str, value: &Sourced<T>) -> Entry {
 }
 
 impl Settings {
+    /// The provider family the configured provider's endpoint speaks for.
+    fn family(&self) -> agent_protocol::ProviderFamily {
+        self.provider
+            .as_ref()
+            .and_then(|p| self.endpoints.get(&p.value))
+            .map_or(agent_protocol::ProviderFamily::Anthropic, |e| {
+                crate::wit::protocol_of(e.protocol).family()
+            })
+    }
+
     /// Every effective value with its source, in the order of the file format.
     pub fn entries(&self) -> Vec<Entry> {
         let mut entries = vec![
@@ -58,10 +68,19 @@ impl Settings {
                 "limits.max_tool_rounds_per_input",
                 &limits.max_tool_rounds_per_input,
             ),
-            sourced(
-                "limits.default_command_timeout_ms",
-                &limits.default_command_timeout_ms,
-            ),
+            match limits.default_command_timeout_ms.value {
+                Some(ms) => entry(
+                    "limits.default_command_timeout_ms",
+                    ms,
+                    &limits.default_command_timeout_ms.source,
+                ),
+                // What the session will use: its provider family's default.
+                None => entry(
+                    "limits.default_command_timeout_ms",
+                    self.family().default_command_timeout_ms(),
+                    &Source::Default,
+                ),
+            },
             sourced("limits.max_command_timeout_ms", &limits.max_command_timeout_ms),
             sourced("limits.enable_loop_detection", &limits.enable_loop_detection),
             sourced("limits.loop_detection_window", &limits.loop_detection_window),

@@ -1,65 +1,94 @@
-//! The writing side of a persistent session: the journal (log, description, last snapshot
-//! and the events since) and the pump that feeds it from an instance's event channel.
+//! The writing side of a persistent session: the journal (event log, history journal,
+//! description, last snapshot and the history since) and the pump that feeds it from an
+//! instance's event channel.
 
 use super::PersistError;
-use super::log::EventLog;
-use super::store::{SavedSnapshot, SessionFiles, SessionMeta};
+use super::log::{EventLog, JsonLog};
+use super::store::{JournalLine, SavedSnapshot, SessionFiles, SessionMeta};
 use super::{host_event, now_rfc3339};
-use crate::control::AgentEvent;
-use serde_json::{Value, json};
+use crate::control::{AgentEvent, HistorySink};
+use agent_protocol::{EventData, HistoryEntry, Warning};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{mpsc, oneshot};
 
-/// What the session has written, and what a restart rebuilds from.
+/// What the session has written, and what a restart resumes from.
 pub(super) struct Journal {
     pub files: Option<SessionFiles>,
-    pub log: Option<EventLog>,
+    pub events: Option<EventLog>,
+    pub history: Option<JsonLog<JournalLine>>,
     pub meta: SessionMeta,
-    /// The last snapshot, and the session's own history-making events since.
-    pub base: Option<Value>,
-    pub since: Vec<AgentEvent>,
+    /// The last snapshot, and the history entries journaled since.
+    pub base: String,
+    pub entries: Vec<String>,
+    /// The session's own input boundaries since the last snapshot (USER_INPUT,
+    /// PROCESSING_END, ERROR): after a trap they tell whether the input was under way.
+    pub boundaries: Vec<AgentEvent>,
     /// Whether writing failed (reported once; the session goes on).
     pub failed: bool,
+    /// Where to report that, when it happens outside the event pump.
+    pub out: Option<mpsc::UnboundedSender<AgentEvent>>,
 }
 
-/// The events the history is rebuilt from, and the input boundaries.
-const JOURNALED: [&str; 9] = [
-    "SESSION_START",
-    "USER_INPUT",
-    "ASSISTANT_TEXT_END",
-    "TOOL_CALL_END",
-    "STEERING_INJECTED",
-    "LOOP_DETECTION",
-    "PROCESSING_END",
-    "ERROR",
-    "SESSION_END",
-];
-
 impl Journal {
+    pub fn new(files: Option<SessionFiles>, meta: SessionMeta, base: String) -> Self {
+        Self {
+            files,
+            events: None,
+            history: None,
+            meta,
+            base,
+            entries: Vec::new(),
+            boundaries: Vec::new(),
+            failed: false,
+            out: None,
+        }
+    }
+
     /// Logs an event; returns a warning to show if saving just started failing.
     pub fn record(&mut self, event: &AgentEvent) -> Option<AgentEvent> {
         let own = event.agent_id.is_none();
-        if own && JOURNALED.contains(&event.kind.as_str()) {
-            self.since.push(event.clone());
+        let boundary = matches!(
+            event.data,
+            EventData::UserInput { .. } | EventData::ProcessingEnd { .. } | EventData::SessionEnd { .. }
+        );
+        if own && (boundary || matches!(event.data, EventData::Error { .. })) {
+            self.boundaries.push(event.clone());
         }
-        let mut result = self.log.as_mut().map_or(Ok(()), |log| log.append(event));
+        let mut result = self.events.as_mut().map_or(Ok(()), |log| log.append(event));
         if self.meta.observe(event) {
             result = result.and_then(|()| self.write_meta());
-            if matches!(
-                event.kind.as_str(),
-                "USER_INPUT" | "PROCESSING_END" | "SESSION_END"
-            ) {
-                result = result.and_then(|()| self.log.as_ref().map_or(Ok(()), EventLog::sync));
+            if boundary {
+                result = result.and_then(|()| self.sync_files());
             }
         }
+        self.failure(&event.session_id, result)
+    }
+
+    /// Journals a history entry.
+    pub fn record_entry(&mut self, entry: HistoryEntry) {
+        self.entries.push(entry.to_json());
+        let result = self
+            .history
+            .as_mut()
+            .map_or(Ok(()), |log| log.append(&JournalLine::Entry(entry)));
+        let session = self.meta.id.clone();
+        if let Some(warning) = self.failure(&session, result)
+            && let Some(out) = &self.out
+        {
+            let _ = out.send(warning);
+        }
+    }
+
+    fn failure(&mut self, session_id: &str, result: Result<(), PersistError>) -> Option<AgentEvent> {
         match result {
             Err(error) if !self.failed => {
                 self.failed = true;
                 tracing::warn!("{error}");
                 Some(host_event(
-                    &event.session_id,
-                    "WARNING",
-                    json!({"kind": "persistence", "message": format!("the session is no longer saved: {error}")}),
+                    session_id,
+                    EventData::Warning(Warning::Persistence {
+                        message: format!("the session is no longer saved: {error}"),
+                    }),
                 ))
             }
             _ => None,
@@ -72,24 +101,43 @@ impl Journal {
             .map_or(Ok(()), |files| files.write_meta(&self.meta))
     }
 
-    /// `snapshot` covers every event logged so far.
-    pub fn checkpoint(&mut self, snapshot: Value) -> Result<(), PersistError> {
-        if let (Some(files), Some(log)) = (&self.files, &self.log) {
+    fn sync_files(&self) -> Result<(), PersistError> {
+        self.events.as_ref().map_or(Ok(()), EventLog::sync)?;
+        self.history.as_ref().map_or(Ok(()), JsonLog::sync)
+    }
+
+    /// `snapshot` covers every event and history entry journaled so far.
+    pub fn checkpoint(&mut self, snapshot: String) -> Result<(), PersistError> {
+        if let (Some(files), Some(events), Some(history)) = (&self.files, &self.events, &self.history) {
             files.write_snapshot(&SavedSnapshot {
-                events: log.len(),
+                events: events.len(),
+                history: history.len(),
                 taken: now_rfc3339(),
-                session: snapshot.clone(),
+                session: serde_json::from_str(&snapshot).map_err(|e| PersistError::CorruptFile {
+                    path: files.dir.clone(),
+                    message: format!("the core's snapshot is not JSON: {e}"),
+                })?,
             })?;
         }
-        self.base = Some(snapshot);
-        self.since.clear();
+        self.base = snapshot;
+        self.entries.clear();
+        self.boundaries.clear();
         Ok(())
     }
 
     pub fn sync(&self) {
-        if let Some(Err(error)) = self.log.as_ref().map(EventLog::sync) {
+        if let Err(error) = self.sync_files() {
             tracing::warn!("{error}");
         }
+    }
+}
+
+/// A session's history entries, into its journal as the core records them.
+pub(super) struct JournalSink(pub Arc<Mutex<Journal>>);
+
+impl HistorySink for JournalSink {
+    fn record(&self, entry: HistoryEntry) {
+        lock(&self.0).record_entry(entry);
     }
 }
 

@@ -1,36 +1,53 @@
-//! `events.jsonl`: one event per line, appended as events arrive.
+//! JSON-lines files appended as a session goes: `events.jsonl` (its events) and
+//! `history.jsonl` (its journal).
 //!
-//! Each event is written with a single `write` of its line and its newline on a file opened
+//! Each line is written with a single `write` of the line and its newline on a file opened
 //! for appending, so what a crash can leave behind is at most one partial last line.
-//! Readers ignore such a torn line; a writer reopening the log cuts it off first, so the
-//! next event starts on a line of its own.
+//! Readers ignore such a torn line; a writer reopening the file cuts it off first, so the
+//! next line starts on a line of its own.
 
 use super::PersistError;
 use crate::control::AgentEvent;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-/// The writing end of a session's log. Holds an exclusive lock on the file while open.
+/// The writing end of a JSON-lines file of `T`s. Holds an exclusive lock on the file while
+/// open.
 #[derive(Debug)]
-pub struct EventLog {
+pub struct JsonLog<T> {
     file: File,
     path: PathBuf,
     lines: usize,
+    kind: PhantomData<fn(&T)>,
 }
 
-/// A log as read back.
-#[derive(Debug, Default)]
-pub struct LogContents {
-    pub events: Vec<AgentEvent>,
+/// A session's event log.
+pub type EventLog = JsonLog<AgentEvent>;
+
+/// A JSON-lines file as read back.
+#[derive(Debug)]
+pub struct Lines<T> {
+    pub lines: Vec<T>,
     /// Set when the last line was torn (and ignored).
     pub warning: Option<String>,
     /// Where the complete lines end, in bytes.
     valid_len: u64,
 }
 
-impl EventLog {
-    /// Creates a new, empty log.
+/// An event log as read back.
+#[derive(Debug, Default)]
+pub struct LogContents {
+    pub events: Vec<AgentEvent>,
+    /// Set when the last line was torn (and ignored).
+    pub warning: Option<String>,
+}
+
+impl<T: Serialize + DeserializeOwned> JsonLog<T> {
+    /// Creates a new, empty file.
     pub fn create(path: &Path) -> Result<Self, PersistError> {
         let file = OpenOptions::new()
             .append(true)
@@ -40,7 +57,7 @@ impl EventLog {
         Self::locked(file, path, 0)
     }
 
-    /// Opens an existing log for appending; a torn last line is cut off (the warning says
+    /// Opens an existing file for appending; a torn last line is cut off (the warning says
     /// so).
     pub fn open(path: &Path) -> Result<(Self, Option<String>), PersistError> {
         let file = OpenOptions::new()
@@ -49,18 +66,18 @@ impl EventLog {
             .open(path)
             .map_err(PersistError::io(path))?;
         let mut log = Self::locked(file, path, 0)?;
-        let contents = read_events(path)?;
+        let contents = read_lines::<T>(path)?;
         if contents.warning.is_some() {
             log.file
                 .set_len(contents.valid_len)
                 .map_err(PersistError::io(path))?;
             log.file.sync_all().map_err(PersistError::io(path))?;
         }
-        log.lines = contents.events.len();
+        log.lines = contents.lines.len();
         Ok((log, contents.warning))
     }
 
-    /// The lock keeps two processes from interleaving their events in one log; it goes
+    /// The lock keeps two processes from interleaving their lines in one file; it goes
     /// away with the process, however it ends.
     fn locked(file: File, path: &Path, lines: usize) -> Result<Self, PersistError> {
         if file.try_lock().is_err() {
@@ -75,14 +92,15 @@ impl EventLog {
             file,
             path: path.to_path_buf(),
             lines,
+            kind: PhantomData,
         })
     }
 
-    /// Appends one event; once this returns, a crash of the process cannot lose it.
-    pub fn append(&mut self, event: &AgentEvent) -> Result<(), PersistError> {
-        let mut line = serde_json::to_vec(event).map_err(|e| PersistError::CorruptFile {
+    /// Appends one line; once this returns, a crash of the process cannot lose it.
+    pub fn append(&mut self, item: &T) -> Result<(), PersistError> {
+        let mut line = serde_json::to_vec(item).map_err(|e| PersistError::CorruptFile {
             path: self.path.clone(),
-            message: format!("cannot encode an event: {e}"),
+            message: format!("cannot encode a line: {e}"),
         })?;
         line.push(b'\n');
         self.file.write_all(&line).map_err(PersistError::io(&self.path))?;
@@ -95,7 +113,7 @@ impl EventLog {
         self.file.sync_data().map_err(PersistError::io(&self.path))
     }
 
-    /// How many events the log holds.
+    /// How many lines the file holds.
     pub fn len(&self) -> usize {
         self.lines
     }
@@ -105,28 +123,41 @@ impl EventLog {
     }
 }
 
-/// Reads a log. A last line that does not parse is a write a crash cut short: it is
-/// ignored and reported in `warning`. Any other bad line is an error naming it.
+/// Reads an event log (see [`read_lines`]).
 pub fn read_events(path: &Path) -> Result<LogContents, PersistError> {
+    let read = read_lines::<AgentEvent>(path)?;
+    Ok(LogContents {
+        events: read.lines,
+        warning: read.warning,
+    })
+}
+
+/// Reads a JSON-lines file. A last line that does not parse is a write a crash cut short:
+/// it is ignored and reported in `warning`. Any other bad line is an error naming it.
+pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, PersistError> {
     let bytes = std::fs::read(path).map_err(PersistError::io(path))?;
-    let mut contents = LogContents::default();
+    let mut contents = Lines {
+        lines: Vec::new(),
+        warning: None,
+        valid_len: 0,
+    };
     let mut offset = 0usize;
     let mut lines = bytes.split_inclusive(|b| *b == b'\n').enumerate().peekable();
     while let Some((index, line)) = lines.next() {
         let last = lines.peek().is_none();
         let parsed = match line.strip_suffix(b"\n") {
-            Some(json) => serde_json::from_slice::<AgentEvent>(json),
+            Some(json) => serde_json::from_slice::<T>(json),
             // No newline: the write did not finish, whatever the bytes say.
             None => Err(serde::de::Error::custom("the line has no end")),
         };
         match parsed {
-            Ok(event) => {
-                contents.events.push(event);
+            Ok(item) => {
+                contents.lines.push(item);
                 offset += line.len();
             }
             Err(error) if last => {
                 contents.warning = Some(format!(
-                    "{}: ignored a torn last line ({} bytes: {error}); every event before it is kept",
+                    "{}: ignored a torn last line ({} bytes: {error}); every line before it is kept",
                     path.display(),
                     line.len()
                 ));
@@ -148,10 +179,24 @@ pub fn read_events(path: &Path) -> Result<LogContents, PersistError> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use serde_json::json;
+    use agent_protocol::{EndReason, EventData, EventKind, SessionState, StopReason};
 
-    fn event(kind: &str) -> AgentEvent {
-        super::super::host_event("s1", kind, json!({"n": 1}))
+    fn event(kind: EventKind) -> AgentEvent {
+        let data = match kind {
+            EventKind::UserInput => EventData::UserInput {
+                content: "n".to_string(),
+            },
+            EventKind::ProcessingEnd => EventData::ProcessingEnd {
+                stop_reason: StopReason::Completed,
+                rounds: 1,
+                turns: 1,
+            },
+            _ => EventData::SessionEnd {
+                final_state: SessionState::Closed,
+                reason: EndReason::Closed,
+            },
+        };
+        super::super::host_event("s1", data)
     }
 
     #[test]
@@ -159,8 +204,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         let mut log = EventLog::create(&path).unwrap();
-        log.append(&event("USER_INPUT")).unwrap();
-        log.append(&event("PROCESSING_END")).unwrap();
+        log.append(&event(EventKind::UserInput)).unwrap();
+        log.append(&event(EventKind::ProcessingEnd)).unwrap();
         drop(log);
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(br#"{"kind":"TOOL_CALL_E"#).unwrap();
@@ -173,19 +218,26 @@ mod tests {
         let (mut log, warning) = EventLog::open(&path).unwrap();
         assert!(warning.is_some());
         assert_eq!(log.len(), 2);
-        log.append(&event("SESSION_END")).unwrap();
+        log.append(&event(EventKind::SessionEnd)).unwrap();
         drop(log);
         let read = read_events(&path).unwrap();
         assert!(read.warning.is_none());
-        let kinds: Vec<_> = read.events.iter().map(|e| e.kind.as_str()).collect();
-        assert_eq!(kinds, ["USER_INPUT", "PROCESSING_END", "SESSION_END"]);
+        let kinds: Vec<_> = read.events.iter().map(AgentEvent::kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                EventKind::UserInput,
+                EventKind::ProcessingEnd,
+                EventKind::SessionEnd
+            ]
+        );
     }
 
     #[test]
     fn a_bad_line_before_the_end_is_an_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
-        let good = serde_json::to_string(&event("USER_INPUT")).unwrap();
+        let good = serde_json::to_string(&event(EventKind::UserInput)).unwrap();
         std::fs::write(&path, format!("{good}\nnot json\n{good}\n")).unwrap();
         let error = read_events(&path).unwrap_err().to_string();
         assert!(error.contains("line 2"), "{error}");

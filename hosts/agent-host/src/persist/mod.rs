@@ -6,57 +6,56 @@
 //! Under the state directory ([`default_state_dir`]), each session has
 //! `sessions/<session-id>/` with:
 //!
+//! - `history.jsonl`: the journal of what the model saw. Its first line is the session's
+//!   snapshot when it was created; then every history entry the core hands the host
+//!   (`session-host.record-history`) as it appends it: each input, each response exactly as
+//!   the model produced it (reasoning with its signatures, Gemini's thought signatures,
+//!   response ids), each tool result as its call ends (images included), each steering
+//!   message. Appended and flushed to the OS per entry (a SIGKILL loses nothing), fsynced at
+//!   input boundaries.
 //! - `events.jsonl`: every [`AgentEvent`] of the session (subagents' included), one JSON
-//!   object per line, appended and flushed to the OS as each event arrives (so a SIGKILL
-//!   loses nothing), fsynced at input boundaries (`USER_INPUT`, `PROCESSING_END`,
-//!   `SESSION_END`). A torn last line (a crash mid-write) is ignored with a warning on read,
-//!   and cut off before the next append. The file is locked while a process writes it.
-//! - `snapshot.json`: the core's own snapshot (`session.snapshot()`, restored with
-//!   `session.restore`) and the number of log lines it covers, replaced atomically (temporary
-//!   file, fsync, rename) after every input.
+//!   object per line, appended as each event arrives and fsynced at input boundaries
+//!   (`USER_INPUT`, `PROCESSING_END`, `SESSION_END`): what `sessions` and `resume` show, and
+//!   how an interrupted input is found.
+//! - `snapshot.json`: the core's own snapshot (`session.snapshot()`) and how many lines of
+//!   each log it covers, replaced atomically (temporary file, fsync, rename) after every
+//!   input.
 //! - `meta.json`: what `agent-host sessions` lists (workspace, provider, model, first input,
 //!   status, turns), replaced atomically at input boundaries.
 //!
-//! # Why the log, and not only snapshots, is the source of truth
+//! Both logs are locked while a process writes them; a torn last line (a crash mid-write)
+//! is ignored with a warning on read, and cut off before the next append.
 //!
-//! The core can only be snapshotted between inputs: `submit` holds the session (the
-//! component answers `snapshot` with nothing while it runs, and the host cannot call into
-//! an instance that is inside a call anyway). A crash in the middle of a long input would
-//! otherwise lose every tool round of it. So the history is rebuilt ([`rebuild`]) from the
-//! last snapshot plus the events logged after it: each history entry the core makes is
-//! announced by an event (`USER_INPUT`, `ASSISTANT_TEXT_END` with the tool calls,
-//! `TOOL_CALL_END` with the full output, `STEERING_INJECTED`, `LOOP_DETECTION`), and tool
-//! outputs are truncated with the core's own code and the session's limits, exactly as the
-//! core truncates them for its history. Before the first input completes there is no
-//! snapshot: `SESSION_START` carries the configuration, and the history starts empty.
+//! # Resuming
 //!
-//! What events do not carry, and rebuilt entries therefore lack: reasoning and its
-//! signatures (unsigned reasoning cannot be sent back, so it is left out), Gemini's thought
-//! signatures, response ids, and images returned by tools. The entries of completed inputs
-//! come from snapshots and keep all of it. A round the crash cut short keeps the results
-//! of its finished calls; each unfinished call gets an error result saying it was
-//! interrupted, so the model neither loses nor repeats work blindly.
+//! The core can only be snapshotted between inputs (`submit` holds the session), so a crash
+//! in the middle of a long input would lose every tool round of it if snapshots were all.
+//! The host never rebuilds the history itself: it hands the core the last snapshot and the
+//! journal entries after it (`session.resume`), and the core appends them, skips those the
+//! snapshot already holds, and closes a tool round the crash cut short (finished calls keep
+//! their results; each unfinished one is marked interrupted, so the model neither loses nor
+//! repeats work blindly). Without `snapshot.json` the journal's first line is the base.
 //!
 //! # Traps
 //!
 //! [`PersistentSession::submit`] recovers from a trap of the component once per input: it
-//! rebuilds the snapshot as above, restores it in a fresh instance that keeps the
-//! session's controller, reports a `WARNING` event (`kind: "instance_restarted"`), and
+//! resumes the session in a fresh instance from the journal in memory (which keeps the
+//! session's controller), reports a `WARNING` event (`kind: "instance_restarted"`), and
 //! submits again: the input itself if the trap came before the core recorded it,
 //! otherwise a message asking the model to continue it (the input is already in the
 //! history). A second trap in the same input is returned as the error, after the session
-//! was restored once more so that it can take the next input.
+//! was resumed once more so that it can take the next input.
 
 mod journal;
 mod log;
-mod rebuild;
 mod session;
 mod store;
+mod summary;
 
-pub use log::{EventLog, LogContents, read_events};
-pub use rebuild::{HistorySummary, interrupted_input, rebuild_snapshot, summarize};
+pub use log::{EventLog, JsonLog, LogContents, read_events, read_lines};
 pub use session::{PersistentSession, ResumeOverrides, continuation_prompt};
-pub use store::{SavedSnapshot, SessionMeta, SessionStore, StoredSession};
+pub use store::{JournalLine, SavedSnapshot, SessionMeta, SessionStore, StoredSession};
+pub use summary::{HistorySummary, interrupted_input, summarize};
 
 use crate::control::AgentEvent;
 use std::path::PathBuf;
@@ -66,7 +65,7 @@ use std::path::PathBuf;
 pub enum PersistError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{path}, line {line}: not an event ({message})")]
+    #[error("{path}, line {line}: unreadable ({message})")]
     CorruptLog {
         path: PathBuf,
         line: usize,
@@ -80,8 +79,6 @@ pub enum PersistError {
     Ambiguous { prefix: String, candidates: String },
     #[error("session {0} is in use by another agent-host process")]
     InUse(String),
-    #[error("cannot rebuild the session's history: {0}")]
-    Rebuild(String),
 }
 
 impl PersistError {
@@ -103,14 +100,8 @@ pub fn default_state_dir() -> Option<PathBuf> {
 }
 
 /// An event the host itself reports into a session's stream (the core did not emit it).
-pub(crate) fn host_event(session_id: &str, kind: &str, data: serde_json::Value) -> AgentEvent {
-    AgentEvent {
-        kind: kind.to_string(),
-        session_id: session_id.to_string(),
-        timestamp_ms: now_ms(),
-        data,
-        agent_id: None,
-    }
+pub(crate) fn host_event(session_id: &str, data: agent_protocol::EventData) -> AgentEvent {
+    AgentEvent::new(session_id, now_ms(), data)
 }
 
 fn now_ms() -> u64 {

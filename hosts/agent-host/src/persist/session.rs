@@ -1,17 +1,17 @@
-//! [`PersistentSession`]: an [`AgentSession`] whose events are logged as they arrive, which
-//! is snapshotted after every input and which survives a trap of its instance.
+//! [`PersistentSession`]: an [`AgentSession`] whose events and history are journaled as they
+//! arrive, which is snapshotted after every input and which survives a trap of its instance.
 
 use super::host_event;
-use super::journal::{Journal, Pump, lock};
-use super::log::EventLog;
-use super::rebuild::{interrupted_input, rebuild_snapshot};
-use super::store::{SessionFiles, SessionMeta, SessionStore, StoredSession};
+use super::journal::{Journal, JournalSink, Pump, lock};
+use super::log::{EventLog, JsonLog};
+use super::store::{JournalLine, SessionFiles, SessionMeta, SessionStore, StoredSession};
+use super::summary::interrupted_input;
 use crate::bindings::api;
 use crate::control::{AgentEvent, SessionControl};
 use crate::env::Environment;
-use crate::runtime::{AgentRuntime, AgentSession, describe_agent_error};
+use crate::runtime::{AgentRuntime, AgentSession, InstanceOptions, describe_agent_error};
+use agent_protocol::{EventData, Warning};
 use anyhow::Context;
-use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
@@ -22,19 +22,6 @@ pub struct ResumeOverrides {
     pub model: Option<String>,
     /// How many more LLM turns the session may take (`Some(0)`: no limit; `None`: as saved).
     pub more_turns: Option<u32>,
-}
-
-impl ResumeOverrides {
-    fn apply(&self, snapshot: &mut Value) {
-        if let Some(model) = &self.model {
-            snapshot["config"]["model"] = json!(model);
-        }
-        if let Some(more) = self.more_turns {
-            let taken = snapshot["total_turns"].as_u64().unwrap_or_default();
-            let limit = if more == 0 { 0 } else { taken + u64::from(more) };
-            snapshot["config"]["limits"]["max_turns"] = json!(limit);
-        }
-    }
 }
 
 /// A session written to its store as it goes (or only journaled in memory, without a
@@ -59,24 +46,33 @@ impl PersistentSession {
         store: Option<&SessionStore>,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<AgentEvent>)> {
         let subagent_config = Some(config.clone());
-        let (session, events) = runtime.start_session(config, env.clone()).await?;
-        let meta = SessionMeta::new(session.id(), &env.working_directory());
-        let (files, log) = match store {
-            Some(store) => {
-                let files = store.create(&meta)?;
-                let log = EventLog::create(&files.events_path())?;
-                (Some(files), Some(log))
+        // The journal exists before the instance, which records into it from its first call.
+        let journal = Arc::new(Mutex::new(Journal::new(
+            None,
+            SessionMeta::new("", &env.working_directory()),
+            String::new(),
+        )));
+        let options = InstanceOptions {
+            history: Some(Arc::new(JournalSink(journal.clone()))),
+            ..InstanceOptions::default()
+        };
+        let (mut session, events) = runtime.start_session_with(config, env.clone(), options).await?;
+        let base = session.snapshot().await?;
+        {
+            let mut journal = lock(&journal);
+            journal.meta = SessionMeta::new(session.id(), &env.working_directory());
+            journal.base = base.clone();
+            if let Some(store) = store {
+                let files = store.create(&journal.meta)?;
+                journal.events = Some(EventLog::create(&files.events_path())?);
+                let mut history = JsonLog::create(&files.history_path())?;
+                history.append(&JournalLine::Start(
+                    serde_json::from_str(&base).context("the core's snapshot is not JSON")?,
+                ))?;
+                journal.history = Some(history);
+                journal.files = Some(files);
             }
-            None => (None, None),
-        };
-        let journal = Journal {
-            files,
-            log,
-            meta,
-            base: None,
-            since: Vec::new(),
-            failed: false,
-        };
+        }
         Ok(Self::assemble(
             runtime,
             env,
@@ -87,9 +83,9 @@ impl PersistentSession {
         ))
     }
 
-    /// Continues a saved session in a fresh instance: the last snapshot plus everything
-    /// logged after it, with `overrides` applied; new events go on in the same log.
-    /// `subagent_config` (the configuration a new session would get) lets it spawn
+    /// Continues a saved session in a fresh instance: the last snapshot plus the history
+    /// journaled after it, with `overrides` applied; new events and entries go on in the same
+    /// logs. `subagent_config` (the configuration a new session would get) lets it spawn
     /// subagents.
     pub async fn resume(
         runtime: &AgentRuntime,
@@ -102,21 +98,36 @@ impl PersistentSession {
             dir: stored.dir.clone(),
         };
         // Taken first: a second process resuming the same session stops here.
-        let (log, _torn) = EventLog::open(&files.events_path())?;
+        let (events_log, _torn) = EventLog::open(&files.events_path())?;
+        let (history_log, _torn) = JsonLog::<JournalLine>::open(&files.history_path())?;
         anyhow::ensure!(
-            log.len() == stored.events.len(),
+            events_log.len() == stored.events.len() && history_log.len() == stored.journal.len(),
             "session {} was written to since it was read; read it again",
             stored.id()
         );
-        let mut snapshot: Value = serde_json::from_str(&stored.rebuild()?)?;
-        overrides.apply(&mut snapshot);
-        let (session, events) = runtime
-            .restore_session_with(
-                &snapshot.to_string(),
-                env.clone(),
-                Arc::new(SessionControl::new()),
-                subagent_config.clone(),
-            )
+        let (base, entries) = stored.resume_point()?;
+        let mut meta = stored.meta.clone();
+        meta.workspace = env.working_directory();
+        if let Some(model) = &overrides.model {
+            meta.model = model.clone();
+        }
+        let mut journal = Journal::new(Some(files), meta, String::new());
+        journal.events = Some(events_log);
+        journal.history = Some(history_log);
+        let journal = Arc::new(Mutex::new(journal));
+        let request = api::ResumeRequest {
+            snapshot: base,
+            journal: entries,
+            model: overrides.model.clone(),
+            more_turns: overrides.more_turns,
+        };
+        let options = InstanceOptions {
+            control: None,
+            history: Some(Arc::new(JournalSink(journal.clone()))),
+            subagent_config: subagent_config.clone(),
+        };
+        let (mut session, events) = runtime
+            .resume_session(&request, env.clone(), options)
             .await?
             .map_err(|e| {
                 anyhow::anyhow!(
@@ -124,20 +135,8 @@ impl PersistentSession {
                     describe_agent_error(&e)
                 )
             })?;
-        let mut meta = stored.meta.clone();
-        meta.workspace = env.working_directory();
-        if let Some(model) = &overrides.model {
-            meta.model = model.clone();
-        }
-        let mut journal = Journal {
-            files: Some(files),
-            log: Some(log),
-            meta,
-            base: None,
-            since: Vec::new(),
-            failed: false,
-        };
-        journal.checkpoint(snapshot)?;
+        let snapshot = session.snapshot().await?;
+        lock(&journal).checkpoint(snapshot)?;
         Ok(Self::assemble(
             runtime,
             env,
@@ -154,10 +153,10 @@ impl PersistentSession {
         subagent_config: Option<api::SessionConfig>,
         session: AgentSession,
         events: mpsc::UnboundedReceiver<AgentEvent>,
-        journal: Journal,
+        journal: Arc<Mutex<Journal>>,
     ) -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
         let (out, receiver) = mpsc::unbounded_channel();
-        let journal = Arc::new(Mutex::new(journal));
+        lock(&journal).out = Some(out.clone());
         let pump = Pump::spawn(events, journal.clone(), out.clone());
         let session = Self {
             runtime: runtime.clone(),
@@ -192,8 +191,8 @@ impl PersistentSession {
         &mut self,
         input: &str,
     ) -> anyhow::Result<Result<api::SubmitOutcome, api::AgentError>> {
-        // Where this input's events start in the journal (no checkpoint happens meanwhile).
-        let mark = lock(&self.journal).since.len();
+        // Where this input's boundaries start in the journal (no checkpoint happens meanwhile).
+        let mark = lock(&self.journal).boundaries.len();
         let trap = match self.session.submit(input).await {
             Ok(result) => {
                 self.checkpoint().await;
@@ -205,9 +204,10 @@ impl PersistentSession {
             "the component trapped ({trap:#}) and could not be restarted"
         ))?;
         let ours = &since[mark.min(since.len())..];
+        let recorded = ours.iter().any(|e| matches!(e.data, EventData::UserInput { .. }));
         let retry = match interrupted_input(ours) {
             Some(interrupted) => continuation_prompt(&interrupted),
-            None if !ours.iter().any(|e| e.kind == "USER_INPUT") => input.to_string(),
+            None if !recorded => input.to_string(),
             None => return Err(trap.context("the component trapped after finishing the input")),
         };
         match self.session.submit(&retry).await {
@@ -223,50 +223,25 @@ impl PersistentSession {
         }
     }
 
-    /// Replaces the instance by a fresh one restored from the journal (last snapshot plus
-    /// the events since), reporting it as a WARNING event; returns the events the restored
-    /// history was rebuilt from. Also usable on its own, e.g. to drop an instance whose
-    /// `submit` future was cancelled.
+    /// Replaces the instance by a fresh one resumed from the journal (last snapshot plus the
+    /// history since), reporting it as a WARNING event; returns the input boundaries since
+    /// that snapshot. Also usable on its own, e.g. to drop an instance whose `submit` future
+    /// was cancelled.
     pub async fn restart(&mut self, cause: &anyhow::Error) -> anyhow::Result<Vec<AgentEvent>> {
-        self.pump.drain().await;
-        let (snapshot, since) = {
-            let journal = lock(&self.journal);
-            (
-                rebuild_snapshot(journal.base.as_ref(), &journal.since)?,
-                journal.since.clone(),
-            )
-        };
-        let (session, events) = self
-            .runtime
-            .restore_session_with(
-                &snapshot,
-                self.env.clone(),
-                self.session.controller(),
-                self.subagent_config.clone(),
-            )
-            .await?
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "the component refused the rebuilt history: {}",
-                    describe_agent_error(&e)
-                )
-            })?;
-        self.session = session;
-        self.pump = Pump::spawn(events, self.journal.clone(), self.out.clone());
+        let since = lock(&self.journal).boundaries.clone();
+        self.reinstantiate(None)
+            .await
+            .context("the journal could not be resumed")?;
         let warning = host_event(
             self.session.id(),
-            "WARNING",
-            json!({
-                "kind": "instance_restarted",
-                "message": format!(
+            EventData::Warning(Warning::InstanceRestarted {
+                message: format!(
                     "the component failed ({cause:#}); it was restarted with the session's history up to its last completed event"
                 ),
             }),
         );
-        let mut journal = lock(&self.journal);
-        journal.record(&warning);
+        lock(&self.journal).record(&warning);
         let _ = self.out.send(warning);
-        journal.checkpoint(serde_json::from_str(&snapshot)?)?;
         Ok(since)
     }
 
@@ -284,28 +259,35 @@ impl PersistentSession {
         self.reinstantiate(Some(model)).await
     }
 
+    /// Moves the conversation to a fresh instance resumed from the journal: the last
+    /// snapshot and the entries since (a trapped instance cannot be asked for a snapshot).
     async fn reinstantiate(&mut self, model: Option<&str>) -> anyhow::Result<()> {
         self.pump.drain().await;
-        let mut snapshot: Value = serde_json::from_str(&self.session.snapshot().await?)
-            .context("the component's snapshot is not JSON")?;
-        snapshot["state"] = json!("idle");
+        let (snapshot, journal) = {
+            let journal = lock(&self.journal);
+            (journal.base.clone(), journal.entries.clone())
+        };
         let mut subagent_config = self.subagent_config.clone();
-        if let Some(model) = model {
-            snapshot["config"]["model"] = json!(model);
-            if let Some(config) = subagent_config.as_mut() {
-                config.model = model.to_string();
-            }
+        if let (Some(model), Some(config)) = (model, subagent_config.as_mut()) {
+            config.model = model.to_string();
         }
-        let (session, events) = self
+        let request = api::ResumeRequest {
+            snapshot,
+            journal,
+            model: model.map(str::to_string),
+            more_turns: None,
+        };
+        let options = InstanceOptions {
+            control: Some(self.session.controller()),
+            history: Some(Arc::new(JournalSink(self.journal.clone()))),
+            subagent_config: subagent_config.clone(),
+        };
+        let (mut session, events) = self
             .runtime
-            .restore_session_with(
-                &snapshot.to_string(),
-                self.env.clone(),
-                self.session.controller(),
-                subagent_config.clone(),
-            )
+            .resume_session(&request, self.env.clone(), options)
             .await?
             .map_err(|e| anyhow::anyhow!(describe_agent_error(&e)))?;
+        let snapshot = session.snapshot().await?;
         // The old instance is dropped, not closed: its SESSION_END would end the journal.
         self.session = session;
         self.subagent_config = subagent_config;
@@ -319,8 +301,8 @@ impl PersistentSession {
         Ok(())
     }
 
-    /// Saves a snapshot once every event so far is logged (the snapshot says how many it
-    /// covers). A failure leaves the log as the record, which is complete anyway.
+    /// Saves a snapshot once every event so far is logged (the snapshot says how many lines
+    /// it covers). A failure leaves the journal as the record, which is complete anyway.
     async fn checkpoint(&mut self) {
         self.pump.drain().await;
         let snapshot = match self.session.snapshot().await {
@@ -331,11 +313,7 @@ impl PersistentSession {
                 return;
             }
         };
-        let mut journal = lock(&self.journal);
-        let saved = serde_json::from_str(&snapshot)
-            .map_err(|e| e.to_string())
-            .and_then(|snapshot| journal.checkpoint(snapshot).map_err(|e| e.to_string()));
-        if let Err(error) = saved {
+        if let Err(error) = lock(&self.journal).checkpoint(snapshot) {
             tracing::warn!(
                 "cannot save the snapshot of session {}: {error}",
                 self.session.id()

@@ -1,9 +1,10 @@
 //! The sessions directory: one folder per session with its log, snapshot and description.
 
-use super::log::read_events;
-use super::rebuild::{HistorySummary, interrupted_input, rebuild_snapshot, summarize};
+use super::log::{read_events, read_lines};
+use super::summary::{HistorySummary, interrupted_input, summarize};
 use super::{PersistError, now_rfc3339};
 use crate::control::AgentEvent;
+use agent_protocol::{EventData, HistoryEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs::File;
@@ -11,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const EVENTS: &str = "events.jsonl";
+const HISTORY: &str = "history.jsonl";
 const SNAPSHOT: &str = "snapshot.json";
 const META: &str = "meta.json";
 
@@ -63,31 +65,30 @@ impl SessionMeta {
         if event.agent_id.is_some() {
             return false;
         }
-        let data = &event.data;
-        match event.kind.as_str() {
-            "SESSION_START" => {
-                let config = &data["config"];
-                let field = |name: &str| config[name].as_str().unwrap_or_default().to_string();
-                self.provider = field("provider");
-                self.model = field("model");
-                self.endpoint = field("endpoint");
+        match &event.data {
+            EventData::SessionStart { config } => {
+                self.provider = config.provider.clone();
+                self.model = config.model.clone();
+                self.endpoint = config.endpoint.clone();
             }
-            "USER_INPUT" => {
+            EventData::UserInput { content } => {
                 self.inputs += 1;
                 self.status = "running".to_string();
                 if self.first_input.is_none() {
-                    let content = data["content"].as_str().unwrap_or_default();
                     self.first_input = Some(content.lines().next().unwrap_or_default().to_string());
                 }
             }
-            "PROCESSING_END" => {
-                self.status = data["stop_reason"].as_str().unwrap_or("completed").to_string();
-                if let Some(turns) = data["turns"].as_u64() {
-                    self.turns = turns as u32;
-                }
+            EventData::ProcessingEnd {
+                stop_reason, turns, ..
+            } => {
+                self.status = serde_json::to_value(stop_reason)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "completed".to_string());
+                self.turns = *turns;
             }
-            "ERROR" => self.status = "error".to_string(),
-            "SESSION_END" => {}
+            EventData::Error { .. } => self.status = "error".to_string(),
+            EventData::SessionEnd { .. } => {}
             _ => return false,
         }
         self.updated = now_rfc3339();
@@ -95,13 +96,24 @@ impl SessionMeta {
     }
 }
 
-/// `snapshot.json`: the core's snapshot and how many log lines it covers.
+/// `snapshot.json`: the core's snapshot and how many lines of each log it covers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedSnapshot {
     pub events: usize,
+    /// Lines of `history.jsonl`.
+    pub history: usize,
     pub taken: String,
     /// The core's snapshot as it produced it.
     pub session: Value,
+}
+
+/// A line of `history.jsonl`: the session's snapshot when it was created, then every
+/// history entry the core journaled, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalLine {
+    Start(serde_json::Value),
+    Entry(HistoryEntry),
 }
 
 /// A session as saved, read back for `resume`.
@@ -111,7 +123,8 @@ pub struct StoredSession {
     pub meta: SessionMeta,
     pub snapshot: Option<SavedSnapshot>,
     pub events: Vec<AgentEvent>,
-    /// A torn last line of the log, ignored.
+    pub journal: Vec<JournalLine>,
+    /// Torn last lines of the logs, ignored.
     pub warnings: Vec<String>,
 }
 
@@ -120,15 +133,31 @@ impl StoredSession {
         &self.meta.id
     }
 
-    /// A snapshot of everything the log records, ready for `restore`.
-    pub fn rebuild(&self) -> Result<String, PersistError> {
-        match &self.snapshot {
-            Some(saved) => rebuild_snapshot(
-                Some(&saved.session),
-                &self.events[saved.events.min(self.events.len())..],
-            ),
-            None => rebuild_snapshot(None, &self.events),
-        }
+    /// What the core resumes the session from: the last snapshot (`snapshot.json`, else
+    /// the journal's first line) and the history entries journaled after it, as JSON.
+    pub fn resume_point(&self) -> Result<(String, Vec<String>), PersistError> {
+        let (base, after) = match &self.snapshot {
+            Some(saved) => (saved.session.clone(), saved.history),
+            None => match self.journal.first() {
+                Some(JournalLine::Start(snapshot)) => (snapshot.clone(), 1),
+                _ => {
+                    return Err(PersistError::CorruptFile {
+                        path: self.dir.join(HISTORY),
+                        message: "the journal does not start with the session's snapshot".to_string(),
+                    });
+                }
+            },
+        };
+        let entries = self
+            .journal
+            .iter()
+            .skip(after)
+            .filter_map(|line| match line {
+                JournalLine::Entry(entry) => Some(entry.to_json()),
+                JournalLine::Start(_) => None,
+            })
+            .collect();
+        Ok((base.to_string(), entries))
     }
 
     /// The input the session was working on when its process stopped, if any.
@@ -238,12 +267,14 @@ impl SessionStore {
             Err(e) => return Err(PersistError::io(&snapshot_path)(e)),
         };
         let log = read_events(&dir.join(EVENTS))?;
+        let journal = read_lines::<JournalLine>(&dir.join(HISTORY))?;
         Ok(StoredSession {
             dir,
             meta,
             snapshot,
             events: log.events,
-            warnings: log.warning.into_iter().collect(),
+            journal: journal.lines,
+            warnings: log.warning.into_iter().chain(journal.warning).collect(),
         })
     }
 
@@ -280,6 +311,10 @@ pub(crate) struct SessionFiles {
 impl SessionFiles {
     pub fn events_path(&self) -> PathBuf {
         self.dir.join(EVENTS)
+    }
+
+    pub fn history_path(&self) -> PathBuf {
+        self.dir.join(HISTORY)
     }
 
     pub fn write_meta(&self, meta: &SessionMeta) -> Result<(), PersistError> {

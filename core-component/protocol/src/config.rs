@@ -1,0 +1,171 @@
+//! Session configuration (section 2.2 of the spec); mirrors the WIT `agent.session-config`.
+
+use crate::history::ToolDefinition;
+use crate::provider::{ProviderFamily, ReasoningEffort, WireProtocol};
+use serde::{Deserialize, Serialize};
+
+/// Session limits; 0 means unlimited where it applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub max_turns: u32,
+    pub max_tool_rounds_per_input: u32,
+    /// Timeout of a shell command that names none; `None` = the provider family's default
+    /// (120 s for Anthropic, 10 s for the others).
+    pub default_command_timeout_ms: Option<u64>,
+    pub max_command_timeout_ms: u64,
+    pub enable_loop_detection: bool,
+    pub loop_detection_window: u32,
+    pub max_subagent_depth: u32,
+}
+
+/// A per-tool override of the truncation limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutputLimit {
+    pub tool: String,
+    pub max_chars: Option<u32>,
+    pub max_lines: Option<u32>,
+}
+
+/// Everything a session needs to start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionConfig {
+    /// The provider profile's id (`anthropic`, `openai`, `gemini`); checked by `validate`.
+    pub provider: String,
+    pub model: String,
+    pub endpoint: String,
+    pub protocol: WireProtocol,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub max_output_tokens: Option<u32>,
+    pub limits: Limits,
+    pub tool_output_limits: Vec<ToolOutputLimit>,
+    pub enabled_tools: Option<Vec<String>>,
+    pub disabled_tools: Vec<String>,
+    pub host_tools: Vec<ToolDefinition>,
+    pub user_instructions: Option<String>,
+    pub provider_options: Option<serde_json::Value>,
+    pub depth: u32,
+    pub session_id: Option<String>,
+    /// Overrides the profile's context window (tokens).
+    #[serde(default)]
+    pub context_window_size: Option<u64>,
+    /// Overrides the profile's choice of running tool calls concurrently.
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// Overrides the catalog's answer to "does the model accept images".
+    #[serde(default)]
+    pub image_input: Option<bool>,
+    /// Overrides the catalog's knowledge cutoff shown in the environment block.
+    #[serde(default)]
+    pub knowledge_cutoff: Option<String>,
+}
+
+impl SessionConfig {
+    /// A configuration with the defaults for a provider profile and model: the family's own
+    /// endpoint and protocol, and the default limits. An unknown provider is kept as given
+    /// (with Anthropic's endpoint) so that `validate` can name it.
+    pub fn new(provider: &str, model: &str) -> Self {
+        let family = ProviderFamily::parse(provider).unwrap_or(ProviderFamily::Anthropic);
+        Self {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            endpoint: family.as_str().to_string(),
+            protocol: family.protocol(),
+            reasoning_effort: None,
+            max_output_tokens: None,
+            limits: Limits::default(),
+            tool_output_limits: Vec::new(),
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            host_tools: Vec::new(),
+            user_instructions: None,
+            provider_options: None,
+            depth: 0,
+            session_id: None,
+            context_window_size: None,
+            parallel_tool_calls: None,
+            image_input: None,
+            knowledge_cutoff: None,
+        }
+    }
+
+    /// The provider family, once `validate` has passed.
+    pub fn family(&self) -> Option<ProviderFamily> {
+        ProviderFamily::parse(&self.provider)
+    }
+
+    /// Checks what the loop relies on; the error names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.family().is_none() {
+            return Err(format!(
+                "provider: unknown profile {:?} (expected one of {})",
+                self.provider,
+                ProviderFamily::names()
+            ));
+        }
+        if self.model.trim().is_empty() {
+            return Err("model: must not be empty".to_string());
+        }
+        if self.endpoint.trim().is_empty() {
+            return Err("endpoint: must not be empty".to_string());
+        }
+        if self.limits.max_command_timeout_ms == 0 {
+            return Err("limits.max-command-timeout-ms: must be greater than 0".to_string());
+        }
+        Ok(())
+    }
+
+    /// The timeout of a command that names none: the configured one, else the family's.
+    pub fn default_command_timeout_ms(&self) -> u64 {
+        self.limits.default_command_timeout_ms.unwrap_or_else(|| {
+            self.family()
+                .unwrap_or(ProviderFamily::Anthropic)
+                .default_command_timeout_ms()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_configured_command_timeout_wins_over_the_family_default() {
+        let mut config = SessionConfig::new("anthropic", "m");
+        assert_eq!(config.default_command_timeout_ms(), 120_000);
+        config.limits.default_command_timeout_ms = Some(30_000);
+        assert_eq!(config.default_command_timeout_ms(), 30_000);
+        assert_eq!(
+            SessionConfig::new("openai", "m").default_command_timeout_ms(),
+            10_000
+        );
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        assert_eq!(SessionConfig::new("gemini", "m").validate(), Ok(()));
+        let unknown = SessionConfig::new("mistral", "m").validate().unwrap_err();
+        assert!(
+            unknown.starts_with("provider: unknown profile \"mistral\""),
+            "{unknown}"
+        );
+        assert!(
+            SessionConfig::new("openai", " ")
+                .validate()
+                .unwrap_err()
+                .starts_with("model:")
+        );
+    }
+
+    #[test]
+    fn defaults_come_from_the_shared_file() {
+        let limits = Limits::default();
+        assert_eq!(limits.max_command_timeout_ms, 600_000);
+        assert_eq!(limits.loop_detection_window, 10);
+        assert_eq!(limits.default_command_timeout_ms, None);
+        let config = SessionConfig::new("gemini", "m");
+        assert_eq!(
+            (config.endpoint.as_str(), config.protocol),
+            ("gemini", WireProtocol::Gemini)
+        );
+    }
+}

@@ -1,0 +1,421 @@
+//! Session events (section 2.9 of the spec, plus reasoning): one enum with a typed payload
+//! per kind. On the WIT boundary an event is its kind plus `data-json`, which only this
+//! module writes ([`EventData::to_data_json`]) and reads ([`EventData::from_wire`]). Hosts
+//! print and store events as [`Event`]'s JSON: `{kind, data, session_id, timestamp_ms,
+//! agent_id?}`.
+
+use crate::config::SessionConfig;
+use crate::history::{FinishReason, ToolCall, Usage};
+use crate::outcome::{ErrorKind, SessionState, StopReason};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What happened. Mirrors `session-host.event-kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum EventKind {
+    SessionStart,
+    SessionEnd,
+    UserInput,
+    ProcessingEnd,
+    AssistantTextStart,
+    AssistantTextDelta,
+    AssistantTextEnd,
+    ReasoningStart,
+    ReasoningDelta,
+    ReasoningEnd,
+    ToolCallStart,
+    ToolCallOutputDelta,
+    ToolCallEnd,
+    SteeringInjected,
+    TurnLimit,
+    LoopDetection,
+    Warning,
+    Error,
+}
+
+impl EventKind {
+    pub const ALL: [Self; 18] = [
+        Self::SessionStart,
+        Self::SessionEnd,
+        Self::UserInput,
+        Self::ProcessingEnd,
+        Self::AssistantTextStart,
+        Self::AssistantTextDelta,
+        Self::AssistantTextEnd,
+        Self::ReasoningStart,
+        Self::ReasoningDelta,
+        Self::ReasoningEnd,
+        Self::ToolCallStart,
+        Self::ToolCallOutputDelta,
+        Self::ToolCallEnd,
+        Self::SteeringInjected,
+        Self::TurnLimit,
+        Self::LoopDetection,
+        Self::Warning,
+        Self::Error,
+    ];
+
+    /// The spec's name, e.g. `TOOL_CALL_END`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionStart => "SESSION_START",
+            Self::SessionEnd => "SESSION_END",
+            Self::UserInput => "USER_INPUT",
+            Self::ProcessingEnd => "PROCESSING_END",
+            Self::AssistantTextStart => "ASSISTANT_TEXT_START",
+            Self::AssistantTextDelta => "ASSISTANT_TEXT_DELTA",
+            Self::AssistantTextEnd => "ASSISTANT_TEXT_END",
+            Self::ReasoningStart => "REASONING_START",
+            Self::ReasoningDelta => "REASONING_DELTA",
+            Self::ReasoningEnd => "REASONING_END",
+            Self::ToolCallStart => "TOOL_CALL_START",
+            Self::ToolCallOutputDelta => "TOOL_CALL_OUTPUT_DELTA",
+            Self::ToolCallEnd => "TOOL_CALL_END",
+            Self::SteeringInjected => "STEERING_INJECTED",
+            Self::TurnLimit => "TURN_LIMIT",
+            Self::LoopDetection => "LOOP_DETECTION",
+            Self::Warning => "WARNING",
+            Self::Error => "ERROR",
+        }
+    }
+
+    /// The kind whose spec name is `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+/// Which stream a piece of process output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The host closed it.
+    Closed,
+    /// An LLM error that retrying could not mend.
+    Error,
+    /// The host aborted it.
+    Aborted,
+}
+
+/// The limit a TURN_LIMIT reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitName {
+    MaxToolRoundsPerInput,
+    MaxTurns,
+}
+
+impl LimitName {
+    /// The limit's name in the session's configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxToolRoundsPerInput => "max_tool_rounds_per_input",
+            Self::MaxTurns => "max_turns",
+        }
+    }
+}
+
+/// Where a token count came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenSource {
+    /// The provider's usage report.
+    Provider,
+    /// The history's size at about four characters a token.
+    Estimate,
+}
+
+/// An image a tool showed the model: hosts learn its type and size, the pixels stay in the
+/// history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageInfo {
+    pub media_type: String,
+    pub base64_chars: u64,
+}
+
+/// How a tool call ended: its FULL untruncated output, or the error the model was given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolOutcome {
+    Output {
+        output: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageInfo>,
+    },
+    Error {
+        error: String,
+    },
+}
+
+impl ToolOutcome {
+    /// The output, or the error.
+    pub fn as_result(&self) -> Result<&str, &str> {
+        match self {
+            Self::Output { output, .. } => Ok(output),
+            Self::Error { error } => Err(error),
+        }
+    }
+}
+
+/// A non-fatal issue, by kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The conversation no longer fits the context window; the input stopped.
+    ContextLength { message: String },
+    /// A transient LLM failure; the request is tried again after `delay_ms`.
+    LlmRetry {
+        message: String,
+        attempt: u32,
+        delay_ms: u64,
+        error_kind: ErrorKind,
+    },
+    /// The conversation passed 80 % of the context window.
+    ContextUsage {
+        message: String,
+        tokens: u64,
+        context_window: u64,
+        percent: u64,
+        source: TokenSource,
+    },
+    /// The host could not save the session (given once).
+    Persistence { message: String },
+    /// The host restarted a failed instance from the session's journal.
+    InstanceRestarted { message: String },
+}
+
+impl Warning {
+    pub fn message(&self) -> &str {
+        match self {
+            Self::ContextLength { message }
+            | Self::LlmRetry { message, .. }
+            | Self::ContextUsage { message, .. }
+            | Self::Persistence { message }
+            | Self::InstanceRestarted { message } => message,
+        }
+    }
+}
+
+/// What happened, with its payload. The JSON of the payload is the WIT's `data-json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "data", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum EventData {
+    /// The session was created.
+    SessionStart {
+        config: Box<SessionConfig>,
+    },
+    /// The session closed (`final_state` is always `closed`).
+    SessionEnd {
+        final_state: SessionState,
+        reason: EndReason,
+    },
+    /// The host submitted input.
+    UserInput {
+        content: String,
+    },
+    /// The current input is fully handled; `turns` counts the session's LLM turns.
+    ProcessingEnd {
+        stop_reason: StopReason,
+        rounds: u32,
+        turns: u32,
+    },
+    AssistantTextStart {},
+    AssistantTextDelta {
+        delta: String,
+    },
+    /// The model finished a response (also one of tool calls only, with empty `text`).
+    AssistantTextEnd {
+        text: String,
+        reasoning: Option<String>,
+        tool_calls: Vec<ToolCall>,
+        usage: Usage,
+        finish_reason: FinishReason,
+    },
+    ReasoningStart {},
+    ReasoningDelta {
+        delta: String,
+    },
+    ReasoningEnd {},
+    /// A tool call began (before lookup, validation and approval). `category` is `host`
+    /// also for a tool the session does not know; `changes` lists the files the call means
+    /// to change (write_file, edit_file, apply_patch), when its arguments say.
+    ToolCallStart {
+        call_id: String,
+        tool_name: String,
+        arguments: Value,
+        category: ToolCategory,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<String>,
+    },
+    /// Output of a running tool as it arrives.
+    ToolCallOutputDelta {
+        call_id: String,
+        stream: OutputStream,
+        delta: String,
+    },
+    /// A tool call finished.
+    ToolCallEnd {
+        call_id: String,
+        tool_name: String,
+        #[serde(flatten)]
+        outcome: ToolOutcome,
+    },
+    /// A steering message entered the history.
+    SteeringInjected {
+        content: String,
+    },
+    /// A round or turn limit stopped the input; `value` is the count reached.
+    TurnLimit {
+        limit: LimitName,
+        value: u32,
+    },
+    /// The recent tool calls repeat a pattern; the model was told (a steering turn).
+    LoopDetection {
+        message: String,
+        window: u32,
+        pattern_length: u32,
+    },
+    Warning(Warning),
+    /// An LLM error that ends the session.
+    Error {
+        message: String,
+        kind: ErrorKind,
+        retryable: bool,
+    },
+}
+
+/// A WIT payload that does not fit its kind, or a stored line that is not an event.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid {what}: {source}")]
+pub struct WireError {
+    what: &'static str,
+    #[source]
+    source: serde_json::Error,
+}
+
+impl WireError {
+    pub(crate) fn new(what: &'static str, source: serde_json::Error) -> Self {
+        Self { what, source }
+    }
+}
+
+impl EventData {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Self::SessionStart { .. } => EventKind::SessionStart,
+            Self::SessionEnd { .. } => EventKind::SessionEnd,
+            Self::UserInput { .. } => EventKind::UserInput,
+            Self::ProcessingEnd { .. } => EventKind::ProcessingEnd,
+            Self::AssistantTextStart {} => EventKind::AssistantTextStart,
+            Self::AssistantTextDelta { .. } => EventKind::AssistantTextDelta,
+            Self::AssistantTextEnd { .. } => EventKind::AssistantTextEnd,
+            Self::ReasoningStart {} => EventKind::ReasoningStart,
+            Self::ReasoningDelta { .. } => EventKind::ReasoningDelta,
+            Self::ReasoningEnd {} => EventKind::ReasoningEnd,
+            Self::ToolCallStart { .. } => EventKind::ToolCallStart,
+            Self::ToolCallOutputDelta { .. } => EventKind::ToolCallOutputDelta,
+            Self::ToolCallEnd { .. } => EventKind::ToolCallEnd,
+            Self::SteeringInjected { .. } => EventKind::SteeringInjected,
+            Self::TurnLimit { .. } => EventKind::TurnLimit,
+            Self::LoopDetection { .. } => EventKind::LoopDetection,
+            Self::Warning(_) => EventKind::Warning,
+            Self::Error { .. } => EventKind::Error,
+        }
+    }
+
+    /// The payload as a JSON object (keys sorted), what the WIT carries as `data-json`.
+    pub fn to_data_value(&self) -> Value {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(mut tagged)) => tagged
+                .remove("data")
+                .unwrap_or_else(|| Value::Object(Default::default())),
+            _ => Value::Object(Default::default()),
+        }
+    }
+
+    pub fn to_data_json(&self) -> String {
+        self.to_data_value().to_string()
+    }
+
+    /// The payload of a `kind` read back from its JSON.
+    pub fn from_wire(kind: EventKind, data_json: &str) -> Result<Self, WireError> {
+        let data: Value = serde_json::from_str(data_json).map_err(|e| WireError::new("event data", e))?;
+        Self::from_value(kind, data)
+    }
+
+    pub fn from_value(kind: EventKind, data: Value) -> Result<Self, WireError> {
+        serde_json::from_value(serde_json::json!({"kind": kind.as_str(), "data": data}))
+            .map_err(|e| WireError::new(kind.as_str(), e))
+    }
+}
+
+/// One event of a session, or of one of its subagents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    #[serde(flatten)]
+    pub data: EventData,
+    pub session_id: String,
+    pub timestamp_ms: u64,
+    /// The subagent the event comes from, set by the host that forwards a child's events;
+    /// `None` for the session's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+}
+
+impl Event {
+    pub fn new(session_id: impl Into<String>, timestamp_ms: u64, data: EventData) -> Self {
+        Self {
+            data,
+            session_id: session_id.into(),
+            timestamp_ms,
+            agent_id: None,
+        }
+    }
+
+    pub fn kind(&self) -> EventKind {
+        self.data.kind()
+    }
+
+    /// A line of a JSON-lines log or of `--json` output.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub fn from_json(line: &str) -> Result<Self, WireError> {
+        serde_json::from_str(line).map_err(|e| WireError::new("event", e))
+    }
+
+    /// Whether this is the session's own end (not a subagent's).
+    pub fn ends_session(&self) -> bool {
+        self.agent_id.is_none() && matches!(self.data, EventData::SessionEnd { .. })
+    }
+}
+
+/// What a tool does, as hosts need to know it: whether to ask before it runs, and how to
+/// show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCategory {
+    /// Reads files (read_file, read_many_files).
+    Read,
+    /// Searches or lists (grep, glob, list_dir).
+    Search,
+    /// Changes files (write_file, edit_file, apply_patch).
+    Write,
+    /// Runs a command (shell).
+    Command,
+    /// Works through subagents (spawn_agent, send_input, wait, close_agent).
+    Agent,
+    /// A tool the host offers (plugins, command tools, native tools): the host knows its
+    /// category.
+    Host,
+}
