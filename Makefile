@@ -33,7 +33,7 @@ web-serve: web host
 
 ## The native host and the scripted LLM server.
 host:
-	cargo build --locked -p agent-host -p scripted-llm
+	cargo build --locked -p agent-cli -p scripted-llm
 
 run: component host
 	scripts/run.sh
@@ -88,7 +88,9 @@ test-demo: component host
 test-debian-route:
 	WASM_TOOLCHAIN=debian scripts/wasm-cargo.sh build --profile component
 	AGENT_CORE_COMPONENT=$(CURDIR)/target/wasm-debian/wasm32-unknown-unknown/component/agent_core.wasm \
-	    cargo test --locked -p agent-host --test component_imports --test cli_run
+	    cargo test --locked -p agent-host --test component_imports && \
+	    AGENT_CORE_COMPONENT=$(CURDIR)/target/wasm-debian/wasm32-unknown-unknown/component/agent_core.wasm \
+	    cargo test --locked -p agent-cli --test cli_run
 
 test: lint test-rust test-plugins test-web test-demo test-debian-route
 	@echo "make test: all passed"

@@ -234,6 +234,7 @@ impl Environment for FakeEnv {
                 kind: EntryKind::Directory,
                 size: 0,
                 modified_ms: 0,
+                readonly: false,
             });
         }
         let files = self.files.borrow();
@@ -244,6 +245,7 @@ impl Environment for FakeEnv {
             kind: EntryKind::File,
             size: bytes.len() as u64,
             modified_ms: 0,
+            readonly: false,
         })
     }
 

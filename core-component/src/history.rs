@@ -2,7 +2,7 @@
 
 use crate::llm::{ContentPart, Message, Role};
 
-pub use agent_protocol::{HistoryEntry, ToolResult, Turn};
+pub use agent_protocol::{HistoryEntry, ResumeRequest, ToolResult, Turn};
 
 /// Builds the messages of a request from the history. Steering and system turns become
 /// user messages: the model reads them as further instructions.

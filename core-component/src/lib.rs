@@ -31,7 +31,8 @@ mod wasm;
 pub use agent_protocol::{self as protocol, ProviderFamily};
 pub use config::{Limits, SessionConfig};
 pub use events::{Event, EventKind};
-pub use session::{AgentError, ResumeRequest, Session, SessionState, StopReason, SubmitOutcome};
+pub use history::ResumeRequest;
+pub use session::{AgentError, Session, SessionState, StopReason, SubmitOutcome};
 
 /// Runs one tool of a profile outside any session (the `run-tool` export). The provider
 /// `any` means the first profile that has the tool.

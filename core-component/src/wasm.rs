@@ -134,6 +134,7 @@ impl ports::Environment for Env {
             kind: entry_kind(stat.kind),
             size: stat.size,
             modified_ms: stat.modified_ms,
+            readonly: stat.readonly,
         })
     }
     fn working_directory(&self) -> String {

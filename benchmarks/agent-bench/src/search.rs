@@ -15,7 +15,7 @@ use crate::context::Context;
 use crate::stats::{median, millis};
 use crate::table::{Row, Target};
 use agent_host::LocalEnvironment;
-use agent_host::bindings::types::{GrepMatch, GrepOptions, GrepOutputMode};
+use agent_host::protocol::ports::{GrepMatch, GrepOptions, GrepOutputMode};
 use anyhow::{Context as _, anyhow};
 use std::time::Instant;
 

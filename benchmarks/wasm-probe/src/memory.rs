@@ -76,6 +76,7 @@ impl Environment for MemoryEnv {
             kind: EntryKind::File,
             size: bytes.len() as u64,
             modified_ms: 0,
+            readonly: false,
         })
     }
 

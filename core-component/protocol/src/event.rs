@@ -7,6 +7,7 @@
 use crate::config::SessionConfig;
 use crate::history::{FinishReason, ToolCall, Usage};
 use crate::outcome::{ErrorKind, SessionState, StopReason};
+pub use crate::ports::{OutputStream, ToolCategory};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -84,14 +85,6 @@ impl EventKind {
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.as_str() == name)
     }
-}
-
-/// Which stream a piece of process output came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OutputStream {
-    Stdout,
-    Stderr,
 }
 
 /// Why a session ended.
@@ -398,24 +391,4 @@ impl Event {
     pub fn ends_session(&self) -> bool {
         self.agent_id.is_none() && matches!(self.data, EventData::SessionEnd { .. })
     }
-}
-
-/// What a tool does, as hosts need to know it: whether to ask before it runs, and how to
-/// show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolCategory {
-    /// Reads files (read_file, read_many_files).
-    Read,
-    /// Searches or lists (grep, glob, list_dir).
-    Search,
-    /// Changes files (write_file, edit_file, apply_patch).
-    Write,
-    /// Runs a command (shell).
-    Command,
-    /// Works through subagents (spawn_agent, send_input, wait, close_agent).
-    Agent,
-    /// A tool the host offers (plugins, command tools, native tools): the host knows its
-    /// category.
-    Host,
 }

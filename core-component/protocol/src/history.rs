@@ -232,6 +232,20 @@ impl HistoryEntry {
     }
 }
 
+/// How to reopen a saved session (the core's `Session::resume`, the WIT's `session.resume`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeRequest {
+    /// The last `snapshot` taken.
+    pub snapshot: String,
+    /// The history entries recorded after it, as JSON, in order.
+    pub journal: Vec<String>,
+    /// A model to go on with instead of the saved one.
+    pub model: Option<String>,
+    /// How many more LLM turns the session may take from here (0: no limit); `None` keeps
+    /// the saved limit.
+    pub more_turns: Option<u32>,
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

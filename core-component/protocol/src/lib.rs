@@ -11,6 +11,7 @@ pub mod defaults;
 pub mod event;
 pub mod history;
 pub mod outcome;
+pub mod ports;
 pub mod provider;
 
 pub use config::{Limits, SessionConfig, ToolOutputLimit};
@@ -20,8 +21,8 @@ pub use event::{
     ToolOutcome, Warning, WireError,
 };
 pub use history::{
-    ContentPart, FinishReason, HistoryEntry, ImageData, Message, Role, ToolCall, ToolDefinition, ToolResult,
-    Turn, Usage,
+    ContentPart, FinishReason, HistoryEntry, ImageData, Message, ResumeRequest, Role, ToolCall,
+    ToolDefinition, ToolResult, Turn, Usage,
 };
-pub use outcome::{ErrorKind, SessionState, StopReason, SubmitOutcome};
+pub use outcome::{AgentError, ErrorKind, SessionState, StopReason, SubmitOutcome};
 pub use provider::{AuthStyle, ProviderFamily, ReasoningEffort, WireProtocol};

@@ -35,6 +35,21 @@ pub struct SubmitOutcome {
     pub final_text: String,
 }
 
+/// Why a call on a session failed (`agent.agent-error`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    #[error("the session is closed")]
+    Closed,
+    #[error("a submit is already in progress")]
+    Busy,
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    #[error("LLM request failed: {0}")]
+    Llm(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
 /// The class of an LLM failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -6,7 +6,7 @@ mod tool_round;
 
 use crate::config::SessionConfig;
 use crate::events::{EndReason, Event, EventData, LimitName, Warning};
-use crate::history::{HistoryEntry, ToolResult, Turn, to_messages};
+use crate::history::{HistoryEntry, ResumeRequest, ToolResult, Turn, to_messages};
 use crate::llm::retry::{self, RetryHost};
 use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, RetryPolicy, StreamEvent};
 use crate::loop_detection::LoopDetector;
@@ -16,23 +16,8 @@ use crate::prompt_context::{self, PromptContext};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use agent_protocol::{SessionState, StopReason, SubmitOutcome};
+pub use agent_protocol::{AgentError, SessionState, StopReason, SubmitOutcome};
 use std::collections::VecDeque;
-
-/// Why a call on a session failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AgentError {
-    #[error("the session is closed")]
-    Closed,
-    #[error("a submit is already in progress")]
-    Busy,
-    #[error("invalid configuration: {0}")]
-    InvalidConfig(String),
-    #[error("LLM request failed: {0}")]
-    Llm(String),
-    #[error("internal error: {0}")]
-    Internal(String),
-}
 
 /// What `snapshot` saves and `restore` reads.
 #[derive(Debug, Serialize, Deserialize)]
@@ -66,20 +51,6 @@ fn parse_snapshot(snapshot: &str) -> Result<Snapshot, AgentError> {
 /// What the model reads for a call that a crash cut short.
 const INTERRUPTED_CALL: &str = "This tool call was interrupted: the agent host stopped before it finished, \
      so its outcome is unknown. Check its effects before running it again.";
-
-/// How to reopen a saved session (`Session::resume`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ResumeRequest {
-    /// The last `snapshot` taken.
-    pub snapshot: String,
-    /// The history entries recorded after it, as JSON, in order.
-    pub journal: Vec<String>,
-    /// A model to go on with instead of the saved one.
-    pub model: Option<String>,
-    /// How many more LLM turns the session may take from here (0: no limit); `None` keeps
-    /// the saved limit.
-    pub more_turns: Option<u32>,
-}
 
 /// A conversation with the model and the loop that runs it.
 #[derive(Debug)]

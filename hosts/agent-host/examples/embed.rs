@@ -22,7 +22,7 @@ async fn main() -> anyhow::Result<()> {
     let component = agent_host::config::locate_component(None).map_err(anyhow::Error::msg)?;
     let runtime = AgentRuntime::load(
         &component,
-        agent_host::runtime::default_cache_dir().as_deref(),
+        agent_host::compile_cache::default_cache_dir().as_deref(),
         HttpTransport::new(Endpoints::from_env())?,
     )?;
     let env = Arc::new(LocalEnvironment::new(&dir)?);

@@ -1,43 +1,32 @@
 //! agent-host: runs the agent-core WebAssembly component natively with wasmtime, backed by
-//! the local machine (files, real processes) and streaming HTTP to LLM endpoints.
+//! the local machine (files, real processes) or a host over SSH, and streaming HTTP to LLM
+//! endpoints.
 //!
 //! Embedding: the typed facade in [`embed`] ([`Host`], [`SessionOptions`], [`Session`],
 //! [`NativeTool`]) covers building a host, opening sessions, submitting, streaming events,
-//! steering, interrupting and native Rust tools. Underneath it: build an [`HttpTransport`]
-//! from [`Endpoints`], load an [`AgentRuntime`], then [`AgentRuntime::start_session`] gives
-//! an [`AgentSession`] plus a stream of [`AgentEvent`]s; steer, follow up or interrupt
-//! through [`AgentSession::controller`].
+//! steering, interrupting and native Rust tools. Underneath it, one module per capability:
+//! [`runtime`] (the engine, instances, subagents), [`session_host`] (what a session's
+//! imports do), [`environments`] (where tools run, and the policy wrappers), [`transport`]
+//! (LLM endpoints over HTTP, recording and replay), [`host_tools`] (plugins and command
+//! tools), [`approval`], [`persist`] (sessions on disk), [`config`] (layered settings); the
+//! generated WIT bindings stay in the private `wit` module. The contract with the core
+//! (events, history, configuration) is the [`protocol`] crate's.
 
 pub mod approval;
-pub mod bindings;
 pub mod compile_cache;
 pub mod config;
-pub mod control;
 pub mod embed;
-pub mod endpoints;
-pub mod env;
-pub mod env_host;
+pub mod environments;
 pub mod host_tools;
-pub mod in_process_llm;
-pub mod layered_config;
 pub mod persist;
-pub mod process;
-pub mod profile_view;
-pub mod record_replay;
 pub mod runtime;
-pub mod settings;
-pub mod state;
-pub mod subagents;
-pub mod tool_options;
+pub mod session_host;
 pub mod transport;
-pub mod wit;
+mod wit;
 
 pub use agent_protocol as protocol;
-pub use control::{AgentEvent, SessionControl};
 pub use embed::{Host, NativeTool, Session, SessionOptions};
-pub use endpoints::{Endpoint, Endpoints};
-pub use env::{Environment, LocalEnvironment};
-pub use in_process_llm::{InProcessReply, InProcessTransport};
-pub use record_replay::LlmTransport;
-pub use runtime::{AgentRuntime, AgentSession, CacheOutcome};
-pub use transport::HttpTransport;
+pub use environments::{Environment, LocalEnvironment};
+pub use runtime::{AgentRuntime, AgentSession};
+pub use session_host::{AgentEvent, SessionControl};
+pub use transport::{Endpoint, Endpoints, HttpTransport, InProcessReply, InProcessTransport, LlmTransport};

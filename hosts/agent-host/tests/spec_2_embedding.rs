@@ -5,9 +5,9 @@
 
 mod common;
 
-use agent_host::bindings::api::{SessionState, StopReason};
 use agent_host::config::session_config;
 use agent_host::protocol::{EventData, EventKind};
+use agent_host::protocol::{SessionState, StopReason};
 use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};

@@ -5,9 +5,9 @@
 
 mod common;
 
-use agent_host::bindings::api::{ReasoningEffort, SessionState, StopReason};
 use agent_host::config::session_config;
 use agent_host::protocol::{EndReason, EventData};
+use agent_host::protocol::{ReasoningEffort, SessionState, StopReason};
 use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};
@@ -31,7 +31,7 @@ async fn start(replies: Vec<Reply>) -> Started {
 
 async fn start_with(
     replies: Vec<Reply>,
-    configure: impl FnOnce(&mut agent_host::bindings::api::SessionConfig),
+    configure: impl FnOnce(&mut agent_host::protocol::SessionConfig),
 ) -> Started {
     let server = ScriptedServer::start(Script {
         replies,

@@ -7,11 +7,11 @@
 
 mod common;
 
-use agent_host::bindings::api::StopReason;
+use agent_host::config::AgentConfig;
 use agent_host::config::session_config;
-use agent_host::env::EnvOptions;
+use agent_host::environments::EnvOptions;
 use agent_host::host_tools::HostTools;
-use agent_host::settings::AgentConfig;
+use agent_host::protocol::StopReason;
 use agent_host::{AgentRuntime, Endpoints, HttpTransport};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};

@@ -8,7 +8,7 @@
 mod common;
 
 use agent_host::LocalEnvironment;
-use agent_host::env::Environment;
+use agent_host::environments::Environment;
 use agent_host::host_tools::plugin::{Capability, PluginHost, PluginLimits};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

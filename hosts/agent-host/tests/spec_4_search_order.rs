@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use agent_host::LocalEnvironment;
-use agent_host::bindings::types::{GrepMatch, GrepOptions, GrepOutputMode};
+use agent_host::protocol::ports::{GrepMatch, GrepOptions, GrepOutputMode};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 

@@ -65,7 +65,7 @@ export class AgentSession {
   constructor(options) {
     if (!options?.workspace) throw new Error('AgentSession.open needs a workspace (a MemoryWorkspace)');
     this.#options = options;
-    this.#subagents = new Subagents(this, options);
+    this.#subagents = new Subagents(this, options, (childOptions) => AgentSession.open(childOptions));
   }
 
   async #start(options) {

@@ -2,18 +2,20 @@
 // concurrently with its parent (both suspend on fetch() under JSPI), on the same in-memory
 // workspace or a subdirectory of it. Their events reach the parent's listeners with `agentId`.
 
-import { AgentSession } from './session.js';
 import { executionEnvironment } from './environment.js';
 
 export class Subagents {
   #parent;
   #options;
+  #open;
   #children = new Map();
   #spawned = 0;
 
-  constructor(parent, options) {
+  /** `open` starts a session (`AgentSession.open`), handed in by the parent's class. */
+  constructor(parent, options, open) {
     this.#parent = parent;
     this.#options = options;
+    this.#open = open;
   }
 
   /** Starts a child on its task; resolves to its id as soon as it is running. */
@@ -26,7 +28,7 @@ export class Subagents {
     const id = `agent-${++this.#spawned}`;
     let child;
     try {
-      child = await AgentSession.open({
+      child = await this.#open({
         ...this.#options,
         snapshot: undefined,
         environment: executionEnvironment(this.#options.workspace, { cwd: workingDir }),

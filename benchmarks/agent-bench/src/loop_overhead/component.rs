@@ -3,7 +3,7 @@
 //! through the `llm-transport` import served in-process.
 
 use super::script::{RunResult, Timeline};
-use agent_host::bindings::llm_transport::TransportError;
+use agent_host::protocol::ports::TransportError;
 use agent_host::{AgentRuntime, InProcessReply, InProcessTransport, LocalEnvironment};
 use bytes::Bytes;
 use std::path::Path;

@@ -5,13 +5,12 @@
 use super::script::{RunResult, Timeline};
 use agent_core::events::Event;
 use agent_core::ports::{
-    self, Approval, ApprovalRequest, ByteRange, DirEntry, EntryKind, FileStat, FsError, GrepMatch,
-    GrepOptions, HttpRequest, HttpResponse, Interruption, LogLevel, Ports, Process, SpawnError, SpawnRequest,
+    self, Approval, ApprovalRequest, ByteRange, DirEntry, FileStat, FsError, GrepMatch, GrepOptions,
+    HttpRequest, HttpResponse, Interruption, LogLevel, Ports, Process, SpawnError, SpawnRequest,
     SubagentRequest, SubagentResult, TransportError,
 };
 use agent_core::{Session, SessionConfig};
 use agent_host::LocalEnvironment;
-use agent_host::bindings::types as wit;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -155,38 +154,22 @@ struct DiskEnv(LocalEnvironment);
 
 impl ports::Environment for DiskEnv {
     fn read_file(&self, path: &str, range: Option<ByteRange>) -> Result<Vec<u8>, FsError> {
-        self.0
-            .read_file(path, range.map(|r| (r.offset, r.length)))
-            .map_err(fs_error)
+        self.0.read_file(path, range.map(|r| (r.offset, r.length)))
     }
     fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
-        self.0.write_file(path, contents).map_err(fs_error)
+        self.0.write_file(path, contents)
     }
     fn delete_file(&self, path: &str) -> Result<(), FsError> {
-        self.0.delete_file(path).map_err(fs_error)
+        self.0.delete_file(path)
     }
     fn file_exists(&self, path: &str) -> bool {
         self.0.file_exists(path)
     }
     fn stat(&self, path: &str) -> Result<FileStat, FsError> {
-        let stat = self.0.stat(path).map_err(fs_error)?;
-        Ok(FileStat {
-            kind: entry_kind(stat.kind),
-            size: stat.size,
-            modified_ms: stat.modified_ms,
-        })
+        self.0.stat(path)
     }
     fn list_directory(&self, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
-        let entries = self.0.list_directory(path, depth).map_err(fs_error)?;
-        Ok(entries
-            .into_iter()
-            .map(|e| DirEntry {
-                path: e.path,
-                kind: entry_kind(e.kind),
-                size: e.size,
-                depth: e.depth,
-            })
-            .collect())
+        self.0.list_directory(path, depth)
     }
     fn grep(&self, _: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
         Err(FsError::Other(
@@ -194,7 +177,7 @@ impl ports::Environment for DiskEnv {
         ))
     }
     fn glob(&self, pattern: &str, path: Option<&str>) -> Result<Vec<String>, FsError> {
-        self.0.glob(pattern, path).map_err(fs_error)
+        self.0.glob(pattern, path)
     }
     fn working_directory(&self) -> String {
         self.0.working_directory()
@@ -209,29 +192,5 @@ impl ports::Environment for DiskEnv {
         Err(SpawnError::Unsupported(
             "the loop benchmark runs no commands".to_string(),
         ))
-    }
-}
-
-fn entry_kind(kind: wit::EntryKind) -> EntryKind {
-    match kind {
-        wit::EntryKind::File => EntryKind::File,
-        wit::EntryKind::Directory => EntryKind::Directory,
-        wit::EntryKind::Symlink => EntryKind::Symlink,
-        wit::EntryKind::Other => EntryKind::Other,
-    }
-}
-
-fn fs_error(error: wit::FsError) -> FsError {
-    match error {
-        wit::FsError::NotFound(m) => FsError::NotFound(m),
-        wit::FsError::PermissionDenied(m) => FsError::PermissionDenied(m),
-        wit::FsError::IsDirectory(m) => FsError::IsDirectory(m),
-        wit::FsError::NotADirectory(m) => FsError::NotADirectory(m),
-        wit::FsError::Binary(m) => FsError::Binary(m),
-        wit::FsError::TooLarge(m) => FsError::TooLarge(m),
-        wit::FsError::AlreadyExists(m) => FsError::AlreadyExists(m),
-        wit::FsError::Denied(m) => FsError::Denied(m),
-        wit::FsError::InvalidInput(m) => FsError::InvalidInput(m),
-        wit::FsError::Other(m) => FsError::Other(m),
     }
 }

@@ -1,6 +1,6 @@
 //! The embedding API's error.
 
-use crate::bindings::api;
+use agent_protocol::AgentError;
 
 /// What went wrong building a host, opening a session or running an input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,14 +40,14 @@ impl Error {
     }
 }
 
-impl From<api::AgentError> for Error {
-    fn from(error: api::AgentError) -> Self {
+impl From<AgentError> for Error {
+    fn from(error: AgentError) -> Self {
         match error {
-            api::AgentError::Closed => Self::Closed,
-            api::AgentError::Busy => Self::Busy,
-            api::AgentError::InvalidConfig(m) => Self::InvalidConfig(m),
-            api::AgentError::Llm(m) => Self::Llm(m),
-            api::AgentError::Internal(m) => Self::Internal(m),
+            AgentError::Closed => Self::Closed,
+            AgentError::Busy => Self::Busy,
+            AgentError::InvalidConfig(m) => Self::InvalidConfig(m),
+            AgentError::Llm(m) => Self::Llm(m),
+            AgentError::Internal(m) => Self::Internal(m),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! A session's events, typed: [`Event`] with accessors for the common payloads, and
 //! [`Events`], the stream of them.
 
-use crate::control::AgentEvent;
+use crate::session_host::control::AgentEvent;
 use futures_util::Stream;
 use serde_json::Value;
 use std::pin::Pin;

@@ -42,7 +42,8 @@ mod events;
 mod native_tool;
 mod session;
 
-pub use crate::host_tools::{HostTool, ToolCategory};
+pub use crate::approval::ToolCategory;
+pub use crate::host_tools::registry::HostTool;
 pub use error::Error;
 pub use events::{
     EndReason, Event, EventData, EventKind, Events, ImageInfo, LimitName, OutputStream, TokenSource,
@@ -51,14 +52,18 @@ pub use events::{
 pub use native_tool::{NativeTool, ToolError};
 pub use session::{Outcome, ReasoningEffort, Session, SessionHandle, SessionOptions, StopReason};
 
-use crate::bindings::api::{self, WireProtocol};
-use crate::config::{default_model, locate_component, session_config};
-use crate::endpoints::Endpoints;
-use crate::env::{EnvOptions, Environment};
-use crate::host_tools::HostTools;
-use crate::record_replay::{LlmTransport, Recording, RecordingTransport, ReplayTransport, recorded_session};
-use crate::runtime::{AgentRuntime, default_cache_dir};
-use crate::transport::HttpTransport;
+use crate::compile_cache::default_cache_dir;
+use crate::config::defaults::{default_model, locate_component, session_config};
+use crate::environments::environment::Environment;
+use crate::environments::options::EnvOptions;
+use crate::host_tools::registry::HostTools;
+use crate::runtime::engine::AgentRuntime;
+use crate::transport::endpoints::Endpoints;
+use crate::transport::http::HttpTransport;
+use crate::transport::recorder::{RecordingTransport, recorded_session};
+use crate::transport::replay::{Recording, ReplayTransport};
+use crate::transport::session_transport::LlmTransport;
+use agent_protocol::{SessionConfig, WireProtocol};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -193,7 +198,7 @@ fn session_config_for(
     options: &SessionOptions,
     endpoints: &Endpoints,
     replay: Option<&Recording>,
-) -> Result<api::SessionConfig, Error> {
+) -> Result<SessionConfig, Error> {
     let provider = match (replay, &options.provider) {
         (Some(recording), _) => recording.session().endpoint.clone(),
         (None, Some(provider)) => provider.clone(),
@@ -238,7 +243,7 @@ fn session_config_for(
     config.protocol = endpoint.protocol;
     config.limits.max_turns = options.max_turns;
     config.limits.max_tool_rounds_per_input = options.max_tool_rounds;
-    config.reasoning_effort = options.reasoning_effort.map(ReasoningEffort::to_api);
+    config.reasoning_effort = options.reasoning_effort;
     config.user_instructions = options.instructions.clone();
     Ok(config)
 }
@@ -246,7 +251,7 @@ fn session_config_for(
 /// The names of the profile's own tools, which host tools may not take.
 async fn profile_tool_names(
     runtime: &AgentRuntime,
-    config: &api::SessionConfig,
+    config: &SessionConfig,
     env: Arc<dyn Environment>,
 ) -> Result<Vec<String>, Error> {
     let (mut session, _events) = runtime

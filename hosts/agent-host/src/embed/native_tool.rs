@@ -1,7 +1,8 @@
 //! Native Rust tools from a closure: the model calls them like any other tool.
 
-use crate::bindings::types::ToolDefinition;
-use crate::host_tools::{HostTool, ToolCategory};
+use crate::approval::ToolCategory;
+use crate::host_tools::registry::HostTool;
+use agent_protocol::ToolDefinition;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::future::Future;
@@ -108,7 +109,7 @@ impl HostTool for NativeTool {
         ToolDefinition {
             name: self.name.clone(),
             description: self.description.clone(),
-            parameters_json: self.parameters.to_string(),
+            parameters: self.parameters.clone(),
         }
     }
 
@@ -148,7 +149,7 @@ mod tests {
             Err("a must be a number".to_string())
         );
         assert!(tool.call("{").await.unwrap_err().contains("not JSON"));
-        assert_eq!(tool.definition().parameters_json, r#"{"type":"object"}"#);
+        assert_eq!(tool.definition().parameters.to_string(), r#"{"type":"object"}"#);
         assert_eq!(HostTool::category(&tool), ToolCategory::Write);
     }
 }

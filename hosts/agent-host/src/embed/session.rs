@@ -2,30 +2,15 @@
 
 use super::error::Error;
 use super::events::Events;
-use crate::bindings::api;
-use crate::control::{AgentEvent, SessionControl};
-use crate::runtime::AgentSession;
+use crate::runtime::instance::AgentSession;
+use crate::session_host::control::{AgentEvent, SessionControl};
+use agent_protocol::SubmitOutcome;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-/// How deeply a reasoning model thinks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReasoningEffort {
-    Low,
-    Medium,
-    High,
-}
-
-impl ReasoningEffort {
-    pub(crate) fn to_api(self) -> api::ReasoningEffort {
-        match self {
-            Self::Low => api::ReasoningEffort::Low,
-            Self::Medium => api::ReasoningEffort::Medium,
-            Self::High => api::ReasoningEffort::High,
-        }
-    }
-}
+/// How deeply a reasoning model thinks, and why an input stopped: the protocol's own types.
+pub use agent_protocol::{ReasoningEffort, StopReason};
 
 /// What a session runs with. Every field has a default; set what matters:
 ///
@@ -60,7 +45,7 @@ pub struct SessionOptions {
     pub instructions: Option<String>,
     /// Refuse file changes, commands, and host tools that are not `read` ones.
     pub read_only: bool,
-    /// Write the session's LLM exchanges to this file (see [`crate::record_replay::format`]).
+    /// Write the session's LLM exchanges to this file (see [`crate::transport::format`]).
     pub record: Option<PathBuf>,
     /// Serve the LLM exchanges from this recording instead of the network; provider, model
     /// and protocol come from it.
@@ -94,25 +79,6 @@ impl SessionOptions {
     }
 }
 
-/// Why an input stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
-    /// The model answered with text only.
-    Completed,
-    /// The model asked the user a question; the next `submit` answers it.
-    AwaitingInput,
-    /// `max_tool_rounds` was reached.
-    RoundLimit,
-    /// `max_turns` was reached.
-    TurnLimit,
-    /// [`Session::cancel`]: the session is idle again.
-    Cancelled,
-    /// [`Session::abort`]: the session is closed.
-    Aborted,
-    /// The conversation no longer fits the model's context window; the session stays usable.
-    ContextLength,
-}
-
 /// How an input ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -125,19 +91,10 @@ pub struct Outcome {
     pub turns: u32,
 }
 
-impl Outcome {
-    fn from_api(outcome: api::SubmitOutcome) -> Self {
-        let stop_reason = match outcome.stop_reason {
-            api::StopReason::Completed => StopReason::Completed,
-            api::StopReason::AwaitingInput => StopReason::AwaitingInput,
-            api::StopReason::RoundLimit => StopReason::RoundLimit,
-            api::StopReason::TurnLimit => StopReason::TurnLimit,
-            api::StopReason::Cancelled => StopReason::Cancelled,
-            api::StopReason::Aborted => StopReason::Aborted,
-            api::StopReason::ContextLength => StopReason::ContextLength,
-        };
+impl From<SubmitOutcome> for Outcome {
+    fn from(outcome: SubmitOutcome) -> Self {
         Self {
-            stop_reason,
+            stop_reason: outcome.stop_reason,
             final_text: outcome.final_text,
             rounds: outcome.rounds,
             turns: outcome.turns,
@@ -246,7 +203,7 @@ impl Session {
         match session.submit(input).await {
             Err(trap) => Err(Error::trap(trap)),
             Ok(Err(error)) => Err(error.into()),
-            Ok(Ok(outcome)) => Ok(Outcome::from_api(outcome)),
+            Ok(Ok(outcome)) => Ok(outcome.into()),
         }
     }
 
@@ -273,10 +230,7 @@ impl Session {
     /// Changes the reasoning effort from the next input on.
     pub async fn set_reasoning_effort(&self, effort: Option<ReasoningEffort>) -> Result<(), Error> {
         let mut session = self.inner.lock().await;
-        session
-            .set_reasoning_effort(effort.map(ReasoningEffort::to_api))
-            .await
-            .map_err(Error::trap)
+        session.set_reasoning_effort(effort).await.map_err(Error::trap)
     }
 
     /// The conversation so far, as the core's history JSON.

@@ -4,6 +4,7 @@
 //! program as inert text. Local execution only: the program runs on this machine, in the
 //! workspace, with the session's environment-variable policy plus the declared `env`.
 
+mod names;
 mod spec;
 mod template;
 #[cfg(test)]
@@ -11,11 +12,13 @@ mod tests;
 
 pub use spec::{CommandToolSpec, ParameterSpec, ParameterType, SpecError};
 
-use crate::bindings::execution_environment::ExecResult;
-use crate::bindings::types::ToolDefinition;
-use crate::env::{EnvOptions, EnvPolicy};
-use crate::host_tools::{HostTool, ToolCategory};
-use crate::process;
+use crate::approval::ToolCategory;
+use crate::environments::env_vars::EnvPolicy;
+use crate::environments::options::EnvOptions;
+use crate::environments::process;
+use crate::host_tools::registry::HostTool;
+use agent_protocol::ToolDefinition;
+use agent_protocol::ports::ExecResult;
 use async_trait::async_trait;
 use serde_json::Value;
 use spec::Plan;
@@ -273,7 +276,7 @@ impl HostTool for CommandTool {
         ToolDefinition {
             name: self.spec.name.clone(),
             description: self.spec.description.clone(),
-            parameters_json: self.plan.schema.to_string(),
+            parameters: self.plan.schema.clone(),
         }
     }
 

@@ -6,7 +6,7 @@ use super::PersistError;
 use super::log::{EventLog, JsonLog};
 use super::store::{JournalLine, SavedSnapshot, SessionFiles, SessionMeta};
 use super::{host_event, now_rfc3339};
-use crate::control::{AgentEvent, HistorySink};
+use crate::session_host::control::{AgentEvent, HistorySink};
 use agent_protocol::{EventData, HistoryEntry, Warning};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{mpsc, oneshot};

@@ -7,7 +7,7 @@
 //! next line starts on a line of its own.
 
 use super::PersistError;
-use crate::control::AgentEvent;
+use crate::session_host::control::AgentEvent;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::fs::{File, OpenOptions};

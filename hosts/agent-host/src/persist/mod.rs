@@ -57,7 +57,7 @@ pub use session::{PersistentSession, ResumeOverrides, continuation_prompt};
 pub use store::{JournalLine, SavedSnapshot, SessionMeta, SessionStore, StoredSession};
 pub use summary::{HistorySummary, interrupted_input, summarize};
 
-use crate::control::AgentEvent;
+use crate::session_host::control::AgentEvent;
 use std::path::PathBuf;
 
 /// Why a persisted session could not be written or read.

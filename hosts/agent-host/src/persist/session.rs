@@ -6,11 +6,14 @@ use super::journal::{Journal, JournalSink, Pump, lock};
 use super::log::{EventLog, JsonLog};
 use super::store::{JournalLine, SessionFiles, SessionMeta, SessionStore, StoredSession};
 use super::summary::interrupted_input;
-use crate::bindings::api;
-use crate::control::{AgentEvent, SessionControl};
-use crate::env::Environment;
-use crate::runtime::{AgentRuntime, AgentSession, InstanceOptions, describe_agent_error};
-use agent_protocol::{EventData, Warning};
+use crate::environments::environment::Environment;
+use crate::runtime::engine::{AgentRuntime, InstanceOptions};
+use crate::runtime::instance::{AgentSession, describe_agent_error};
+use crate::session_host::control::{AgentEvent, SessionControl};
+use agent_protocol::{
+    AgentError, EventData, ReasoningEffort, ResumeRequest, SessionConfig, SessionState, SubmitOutcome,
+    Warning,
+};
 use anyhow::Context;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -30,7 +33,7 @@ pub struct ResumeOverrides {
 pub struct PersistentSession {
     runtime: AgentRuntime,
     env: Arc<dyn Environment>,
-    subagent_config: Option<api::SessionConfig>,
+    subagent_config: Option<SessionConfig>,
     session: AgentSession,
     journal: Arc<Mutex<Journal>>,
     pump: Pump,
@@ -41,7 +44,7 @@ impl PersistentSession {
     /// Starts a new session; with a store, it is saved there under its id.
     pub async fn start(
         runtime: &AgentRuntime,
-        config: api::SessionConfig,
+        config: SessionConfig,
         env: Arc<dyn Environment>,
         store: Option<&SessionStore>,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<AgentEvent>)> {
@@ -91,7 +94,7 @@ impl PersistentSession {
         runtime: &AgentRuntime,
         stored: &StoredSession,
         env: Arc<dyn Environment>,
-        subagent_config: Option<api::SessionConfig>,
+        subagent_config: Option<SessionConfig>,
         overrides: &ResumeOverrides,
     ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<AgentEvent>)> {
         let files = SessionFiles {
@@ -115,7 +118,7 @@ impl PersistentSession {
         journal.events = Some(events_log);
         journal.history = Some(history_log);
         let journal = Arc::new(Mutex::new(journal));
-        let request = api::ResumeRequest {
+        let request = ResumeRequest {
             snapshot: base,
             journal: entries,
             model: overrides.model.clone(),
@@ -150,7 +153,7 @@ impl PersistentSession {
     fn assemble(
         runtime: &AgentRuntime,
         env: Arc<dyn Environment>,
-        subagent_config: Option<api::SessionConfig>,
+        subagent_config: Option<SessionConfig>,
         session: AgentSession,
         events: mpsc::UnboundedReceiver<AgentEvent>,
         journal: Arc<Mutex<Journal>>,
@@ -187,10 +190,7 @@ impl PersistentSession {
     /// Runs the loop on an input, like [`AgentSession::submit`], then saves a snapshot. A
     /// trap is recovered once (module documentation of `persist`); the outer error is a
     /// trap that recurred, or one the session could not be restored after.
-    pub async fn submit(
-        &mut self,
-        input: &str,
-    ) -> anyhow::Result<Result<api::SubmitOutcome, api::AgentError>> {
+    pub async fn submit(&mut self, input: &str) -> anyhow::Result<Result<SubmitOutcome, AgentError>> {
         // Where this input's boundaries start in the journal (no checkpoint happens meanwhile).
         let mark = lock(&self.journal).boundaries.len();
         let trap = match self.session.submit(input).await {
@@ -271,7 +271,7 @@ impl PersistentSession {
         if let (Some(model), Some(config)) = (model, subagent_config.as_mut()) {
             config.model = model.to_string();
         }
-        let request = api::ResumeRequest {
+        let request = ResumeRequest {
             snapshot,
             journal,
             model: model.map(str::to_string),
@@ -321,7 +321,7 @@ impl PersistentSession {
         }
     }
 
-    pub async fn state(&mut self) -> anyhow::Result<api::SessionState> {
+    pub async fn state(&mut self) -> anyhow::Result<SessionState> {
         self.session.state().await
     }
 
@@ -337,7 +337,7 @@ impl PersistentSession {
         self.session.describe().await
     }
 
-    pub async fn set_reasoning_effort(&mut self, effort: Option<api::ReasoningEffort>) -> anyhow::Result<()> {
+    pub async fn set_reasoning_effort(&mut self, effort: Option<ReasoningEffort>) -> anyhow::Result<()> {
         self.session.set_reasoning_effort(effort).await
     }
 

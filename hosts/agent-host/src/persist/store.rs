@@ -3,7 +3,7 @@
 use super::log::{read_events, read_lines};
 use super::summary::{HistorySummary, interrupted_input, summarize};
 use super::{PersistError, now_rfc3339};
-use crate::control::AgentEvent;
+use crate::session_host::control::AgentEvent;
 use agent_protocol::{EventData, HistoryEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

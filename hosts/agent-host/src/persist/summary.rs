@@ -1,7 +1,7 @@
 //! What a session's events tell about it without its history: the input a crash cut short,
 //! and a summary for `agent-host resume`.
 
-use crate::control::AgentEvent;
+use crate::session_host::control::AgentEvent;
 use agent_protocol::EventData;
 
 /// The input the session was working on when its log ends, if it never finished (the

@@ -2,8 +2,9 @@
 //! the configuration is an error naming the tool and the field before any session starts,
 //! never a surprise when the model first calls the tool.
 
+use super::names::{is_parameter_name, is_variable_name};
 use super::template::{Piece, parse_placeholders, parse_references, slots};
-use crate::host_tools::ToolCategory;
+use crate::approval::ToolCategory;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -17,26 +18,6 @@ fn is_tool_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// A letter or `_`, then letters, digits, `_` or `-`; 64 at most.
-pub(super) fn is_parameter_name(name: &str) -> bool {
-    name.len() <= 64
-        && name
-            .bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// A POSIX shell variable name.
-pub(super) fn is_variable_name(name: &str) -> bool {
-    name.bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// One `[[tools]]` entry of the configuration.

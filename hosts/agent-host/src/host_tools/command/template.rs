@@ -1,7 +1,7 @@
 //! The templates of command tools: `{{param}}` placeholders in arguments and `${NAME}`
 //! references in variable values, split into literal text and slots once, at load time.
 
-use super::spec::{is_parameter_name, is_variable_name};
+use super::names::{is_parameter_name, is_variable_name};
 
 /// A piece of an argv element or of a variable's value.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -65,7 +65,7 @@ fn the_documented_example_loads_with_a_strict_schema() {
     let tool = tool(EXAMPLE, dir.path());
     let definition = tool.definition();
     assert_eq!(definition.name, "cargo_test");
-    let schema: Value = serde_json::from_str(&definition.parameters_json).unwrap();
+    let schema: Value = definition.parameters.clone();
     assert_eq!(schema["required"], json!(["package"]));
     assert_eq!(schema["additionalProperties"], json!(false));
     assert_eq!(

@@ -3,10 +3,9 @@
 //! to give it) rather than a trap or a silent success.
 
 use super::manifest::Capability;
-use crate::bindings::execution_environment::{SpawnError, SpawnRequest};
-use crate::bindings::types::{DirEntry, FileStat, FsError, GrepMatch, GrepOptions};
-use crate::env::Environment;
-use crate::process::ProcessHandle;
+use crate::environments::environment::Environment;
+use crate::environments::process::ProcessHandle;
+use agent_protocol::ports::{DirEntry, FileStat, FsError, GrepMatch, GrepOptions, SpawnError, SpawnRequest};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -49,7 +48,7 @@ impl Granted {
 /// `working_directory`, `platform` and `os_version` are the forwarding defaults: they need
 /// no grant.
 #[async_trait]
-impl crate::env::Delegating for Granted {
+impl crate::environments::delegating::Delegating for Granted {
     fn inner(&self) -> &dyn Environment {
         &*self.inner
     }

@@ -1,18 +1,17 @@
 //! One loaded plugin: its store (created lazily, dropped after any trap or limit hit so the
 //! next call starts clean), the limits around each call, and its tools.
 
-use super::bindings::{ToolPlugin, ToolPluginPre};
 use super::limits::{PluginLimits, Usage, cap_output};
 use super::manifest::{self, Capability, Manifest};
-use crate::bindings::types::ToolDefinition;
-use crate::env::Environment;
-use crate::env_host::{EnvView, EnvironmentHost};
-use crate::host_tools::{HostTool, ToolCategory};
+use crate::approval::ToolCategory;
+use crate::environments::environment::Environment;
+use crate::host_tools::registry::HostTool;
+use crate::wit::environment::{EnvView, EnvironmentHost};
+use crate::wit::plugin::{self as guest, DeclaredTool, GuestCall, ToolPlugin, ToolPluginPre};
+use agent_protocol::ToolDefinition;
 use async_trait::async_trait;
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use wasmtime::component::ResourceTable;
@@ -86,9 +85,7 @@ impl Plugin {
             live: Mutex::new(None),
         };
         let definitions = plugin
-            .call("definitions()", |tool, store| {
-                Box::pin(tool.call_definitions(store))
-            })
+            .call("definitions()", |plugin, store| guest::definitions(plugin, store))
             .await?;
         plugin.definitions = plugin.check_definitions(definitions)?;
         Ok(plugin)
@@ -128,8 +125,8 @@ impl Plugin {
     pub async fn execute(&self, tool: &str, arguments_json: &str) -> Result<String, String> {
         let (name, arguments) = (tool.to_string(), arguments_json.to_string());
         let result = self
-            .call(tool, move |guest, store| {
-                Box::pin(async move { guest.call_execute(store, &name, &arguments).await })
+            .call(tool, move |plugin, store| {
+                guest::execute(plugin, store, name, arguments)
             })
             .await?;
         let limit = self.parts.limits.output_bytes;
@@ -193,7 +190,7 @@ impl Plugin {
     async fn call<R>(
         &self,
         what: &str,
-        run: impl for<'a> FnOnce(&'a Guest, &'a mut Store<PluginState>) -> GuestCall<'a, R>,
+        run: impl for<'a> FnOnce(&'a ToolPlugin, &'a mut Store<PluginState>) -> GuestCall<'a, R>,
     ) -> Result<R, String> {
         let mut slot = self.live.lock().await;
         let live = match slot.take() {
@@ -204,7 +201,7 @@ impl Plugin {
         store.data_mut().usage.start_call();
         store.set_epoch_deadline(1);
         let limits = self.parts.limits;
-        let outcome = tokio::time::timeout(limits.wall, run(bindings.agent_core_tool(), &mut store)).await;
+        let outcome = tokio::time::timeout(limits.wall, run(&bindings, &mut store)).await;
         let failure = match outcome {
             Ok(Ok(outcome)) => {
                 *slot = Some(Live { store, bindings });
@@ -223,7 +220,7 @@ impl Plugin {
         ))
     }
 
-    fn check_definitions(&self, definitions: Vec<ToolDefinition>) -> Result<Vec<ToolDefinition>, String> {
+    fn check_definitions(&self, definitions: Vec<DeclaredTool>) -> Result<Vec<ToolDefinition>, String> {
         let name = self.name();
         if definitions.len() > MAX_TOOLS {
             return Err(format!(
@@ -241,6 +238,7 @@ impl Plugin {
             ));
         }
         let mut seen = BTreeSet::new();
+        let mut checked = Vec::with_capacity(definitions.len());
         for definition in &definitions {
             let tool = &definition.name;
             if !manifest::valid_name(tool) {
@@ -258,14 +256,11 @@ impl Plugin {
                     "plugin {name}'s tool {tool} must take an object schema (\"type\": \"object\")"
                 ));
             }
+            checked.push(definition.definition(schema));
         }
-        Ok(definitions)
+        Ok(checked)
     }
 }
-
-/// The plugin's `tool` export, and one call of it in flight.
-type Guest = super::bindings::exports::agent::core::tool::Guest;
-type GuestCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 /// Why a call trapped, in words: the limit it hit, else the trap, plus the end of what the
 /// plugin wrote to stderr (a Python traceback, a JavaScript exception).

@@ -14,8 +14,9 @@ pub use limits::PluginLimits;
 pub use manifest::{Capability, Manifest};
 
 use crate::compile_cache::{CacheOutcome, compile_cached};
-use crate::env::Environment;
-use crate::env::scoped::Scoped;
+use crate::environments::environment::Environment;
+use crate::environments::policy::scoped::Scoped;
+use crate::wit::plugin::ToolPluginPre;
 use granted::Granted;
 use instance::PluginState;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,19 +24,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
-
-mod bindings {
-    wasmtime::component::bindgen!({
-        path: "../../wit",
-        world: "tool-plugin",
-        imports: { default: async | trappable },
-        exports: { default: async },
-        with: {
-            "agent:core/execution-environment": crate::bindings::execution_environment,
-            "agent:core/types": crate::bindings::types,
-        },
-    });
-}
 
 /// Capabilities granted, by plugin name.
 pub type Grants = BTreeMap<String, BTreeSet<Capability>>;
@@ -56,7 +44,7 @@ impl PluginHost {
         start_epoch_ticker(&engine)?;
         let mut linker = Linker::<PluginState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        crate::env_host::add_to_linker(&mut linker)?;
+        crate::wit::environment::add_to_linker(&mut linker)?;
         Ok(Self {
             engine,
             linker: Arc::new(linker),
@@ -97,7 +85,7 @@ impl PluginHost {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| format!("plugin {name} ({shown}) cannot be linked: {e:#}"))?;
-        let pre = bindings::ToolPluginPre::new(pre)
+        let pre = ToolPluginPre::new(pre)
             .map_err(|e| format!("plugin {name} ({shown}) is not a tool-plugin component: {e:#}"))?;
         let no_grants = BTreeSet::new();
         let granted = grants.get(&name).unwrap_or(&no_grants);

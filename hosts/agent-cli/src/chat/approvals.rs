@@ -1,0 +1,146 @@
+//! Approvals in the chat: the session's approval policy asks through [`ChatPrompt`], which
+//! hands the question to the chat loop; the question is shown above the prompt and the
+//! next line typed answers it (`y`, `a`, `n [reason]`) instead of steering.
+
+use crate::terminal_prompt::parse_answer;
+use agent_host::approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion};
+use async_trait::async_trait;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// A question waiting for the user, and where the answer goes.
+pub struct PendingQuestion {
+    pub question: ApprovalQuestion,
+    reply: oneshot::Sender<ApprovalAnswer>,
+}
+
+impl PendingQuestion {
+    /// What is asked about: `write_file: write hello.py`.
+    pub fn subject(&self) -> String {
+        format!("{}: {}", self.question.tool_name, self.question.summary)
+    }
+
+    /// The question with its answers, on one line.
+    pub fn line(&self) -> String {
+        let question = &self.question;
+        match (&question.danger, &question.always) {
+            (Some(why), _) => format!(
+                "! {} is DANGEROUS ({why}): allow it?  y yes, this once · n no",
+                self.subject()
+            ),
+            (None, Some(always)) => {
+                format!("? allow {}?  y yes · a always ({always}) · n no", self.subject())
+            }
+            (None, None) => format!("? allow {}?  y yes · n no", self.subject()),
+        }
+    }
+
+    /// Whether the session stopped waiting (its input was interrupted).
+    pub fn withdrawn(&self) -> bool {
+        self.reply.is_closed()
+    }
+
+    /// Answers with `line`, or gives the question back when the line is no answer.
+    pub fn answer(self, line: &str) -> Result<ApprovalAnswer, Box<Self>> {
+        match parse_answer(line, self.question.always.is_some()) {
+            Some(answer) => {
+                let _ = self.reply.send(answer.clone());
+                Ok(answer)
+            }
+            None => Err(Box::new(self)),
+        }
+    }
+
+    /// Refuses without asking further (the input ended, the chat is quitting).
+    pub fn refuse(self, reason: &str) {
+        let _ = self.reply.send(ApprovalAnswer::Deny {
+            reason: Some(reason.to_string()),
+        });
+    }
+
+    /// What to type, for a line that was not understood.
+    pub fn keys(&self) -> &'static str {
+        if self.question.always.is_some() {
+            "answer y, a or n (n <reason> to say why)"
+        } else {
+            "answer y or n (n <reason> to say why)"
+        }
+    }
+}
+
+/// The approval prompt of the chat: one question at a time (subagents ask concurrently and
+/// wait their turn), each sent to the chat loop.
+pub struct ChatPrompt {
+    questions: mpsc::UnboundedSender<PendingQuestion>,
+    turn: tokio::sync::Mutex<()>,
+}
+
+/// A prompt for the policy, and the questions it will send.
+pub fn chat_prompt() -> (Arc<ChatPrompt>, mpsc::UnboundedReceiver<PendingQuestion>) {
+    let (questions, receiver) = mpsc::unbounded_channel();
+    let prompt = ChatPrompt {
+        questions,
+        turn: tokio::sync::Mutex::new(()),
+    };
+    (Arc::new(prompt), receiver)
+}
+
+#[async_trait]
+impl ApprovalPrompt for ChatPrompt {
+    async fn ask(&self, question: &ApprovalQuestion) -> ApprovalAnswer {
+        let _turn = self.turn.lock().await;
+        let (reply, answer) = oneshot::channel();
+        let pending = PendingQuestion {
+            question: question.clone(),
+            reply,
+        };
+        if self.questions.send(pending).is_err() {
+            return ApprovalAnswer::Deny {
+                reason: Some("the chat has ended".to_string()),
+            };
+        }
+        answer.await.unwrap_or(ApprovalAnswer::Deny {
+            reason: Some("the chat ended before the user answered".to_string()),
+        })
+    }
+}
+
+/// How an answer is recorded in the transcript.
+pub fn describe(answer: &ApprovalAnswer) -> String {
+    match answer {
+        ApprovalAnswer::Once => "allowed once".to_string(),
+        ApprovalAnswer::Always => "allowed always".to_string(),
+        ApprovalAnswer::Deny { reason: None } => "denied".to_string(),
+        ApprovalAnswer::Deny { reason: Some(reason) } => format!("denied: {reason}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_typed_line_answers_the_pending_question() {
+        let (prompt, mut questions) = chat_prompt();
+        let asking = tokio::spawn(async move { prompt.ask(&ApprovalQuestion::sample(true)).await });
+        let pending = questions.recv().await.unwrap();
+        assert_eq!(
+            pending.line(),
+            "? allow write_file: write a.txt?  y yes · a always (every write_file call) · n no"
+        );
+        let pending = pending.answer("maybe").err().unwrap();
+        assert_eq!(pending.keys(), "answer y, a or n (n <reason> to say why)");
+        assert_eq!(pending.answer("a").ok(), Some(ApprovalAnswer::Always));
+        assert_eq!(asking.await.unwrap(), ApprovalAnswer::Always);
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_question_is_seen_as_withdrawn() {
+        let (prompt, mut questions) = chat_prompt();
+        let asking = tokio::spawn(async move { prompt.ask(&ApprovalQuestion::sample(false)).await });
+        let pending = questions.recv().await.unwrap();
+        asking.abort();
+        let _ = asking.await;
+        assert!(pending.withdrawn());
+    }
+}

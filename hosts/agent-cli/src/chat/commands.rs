@@ -1,0 +1,160 @@
+//! The chat's slash commands.
+
+use super::agent::Agent;
+use super::style::Palette;
+use agent_protocol::ReasoningEffort;
+
+/// A line that starts with `/`, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    Help,
+    /// Show the model, or continue the conversation with another one.
+    Model(Option<String>),
+    /// Show the reasoning effort, or set it (`None`: the model's default).
+    Effort(Option<Option<ReasoningEffort>>),
+    Reset,
+    Quit,
+}
+
+/// Each command with its one-line description, for `/help` and for mistakes.
+pub const COMMANDS: [(&str, &str); 5] = [
+    ("/help", "list these commands"),
+    (
+        "/model [NAME]",
+        "show the model, or continue this conversation with NAME",
+    ),
+    (
+        "/effort [low|medium|high|default]",
+        "show or set the reasoning effort",
+    ),
+    ("/reset", "forget this conversation and start a new session"),
+    (
+        "/quit",
+        "close the session and leave (also Ctrl-D, or Ctrl-C twice)",
+    ),
+];
+
+/// What the line asks for; `Err` says what was wrong and lists the commands.
+pub fn parse(line: &str) -> Result<SlashCommand, String> {
+    let mut words = line.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    let argument = words.next();
+    let extra = words.next();
+    let no_argument = |command: SlashCommand| match argument {
+        None => Ok(command),
+        Some(_) => Err(format!("{name} takes no argument")),
+    };
+    let command = match name {
+        "/help" | "/?" => no_argument(SlashCommand::Help),
+        "/model" => Ok(SlashCommand::Model(argument.map(str::to_string))),
+        "/effort" => match argument.map(str::to_ascii_lowercase).as_deref() {
+            None => Ok(SlashCommand::Effort(None)),
+            Some("low") => Ok(SlashCommand::Effort(Some(Some(ReasoningEffort::Low)))),
+            Some("medium") => Ok(SlashCommand::Effort(Some(Some(ReasoningEffort::Medium)))),
+            Some("high") => Ok(SlashCommand::Effort(Some(Some(ReasoningEffort::High)))),
+            Some("default" | "none" | "off") => Ok(SlashCommand::Effort(Some(None))),
+            Some(other) => Err(format!(
+                "unknown effort {other:?}: use low, medium, high or default"
+            )),
+        },
+        "/reset" | "/new" | "/clear" => no_argument(SlashCommand::Reset),
+        "/quit" | "/exit" | "/q" => no_argument(SlashCommand::Quit),
+        other => Err(format!("unknown command {other}\n{}", help())),
+    };
+    match (command, extra) {
+        (Ok(_), Some(_)) => Err(format!("{name}: too many arguments")),
+        (command, _) => command,
+    }
+}
+
+/// The commands and the keys, one per line.
+pub fn help() -> String {
+    let width = COMMANDS.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+    let mut text = String::from("commands:");
+    for (command, description) in COMMANDS {
+        text.push_str(&format!("\n  {command:width$}  {description}"));
+    }
+    text.push_str(
+        "\nkeys: Enter sends; a line typed while the agent works steers it\n      \
+         Ctrl-C cancels the current input (twice quits); Ctrl-D quits; Up/Down browse earlier lines\n      \
+         //text sends /text as a message",
+    );
+    text
+}
+
+/// Runs a command that acts on the idle session; what to print.
+pub async fn apply(command: SlashCommand, agent: &mut Agent, p: &Palette) -> String {
+    match command {
+        SlashCommand::Help => help(),
+        SlashCommand::Quit => String::new(),
+        SlashCommand::Model(None) => {
+            let config = agent.config();
+            format!("model: {} (provider {})", config.model, config.endpoint)
+        }
+        SlashCommand::Model(Some(model)) => match agent.switch_model(&model).await {
+            Ok(()) => format!("model: {model} (the conversation continues)"),
+            Err(e) => p.red(&format!("error: cannot switch to {model}: {e:#}")),
+        },
+        SlashCommand::Effort(None) => {
+            format!(
+                "reasoning effort: {}",
+                effort_name(agent.config().reasoning_effort)
+            )
+        }
+        SlashCommand::Effort(Some(effort)) => match agent.set_effort(effort).await {
+            Ok(()) => format!(
+                "reasoning effort: {} (from the next request)",
+                effort_name(effort)
+            ),
+            Err(e) => p.red(&format!("error: {e:#}")),
+        },
+        SlashCommand::Reset => match agent.reset().await {
+            Ok(()) => format!("new session {}", agent.session_id()),
+            Err(e) => p.red(&format!("error: {e:#}")),
+        },
+    }
+}
+
+/// The effort as the user types it.
+pub fn effort_name(effort: Option<ReasoningEffort>) -> &'static str {
+    match effort {
+        None => "default",
+        Some(ReasoningEffort::Low) => "low",
+        Some(ReasoningEffort::Medium) => "medium",
+        Some(ReasoningEffort::High) => "high",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_their_arguments_parse() {
+        assert_eq!(parse("/help"), Ok(SlashCommand::Help));
+        assert_eq!(parse("/model"), Ok(SlashCommand::Model(None)));
+        assert_eq!(
+            parse("/model claude-opus-4-1"),
+            Ok(SlashCommand::Model(Some("claude-opus-4-1".into())))
+        );
+        assert_eq!(
+            parse("/effort HIGH"),
+            Ok(SlashCommand::Effort(Some(Some(ReasoningEffort::High))))
+        );
+        assert_eq!(parse("/effort default"), Ok(SlashCommand::Effort(Some(None))));
+        assert_eq!(parse("/quit"), Ok(SlashCommand::Quit));
+    }
+
+    #[test]
+    fn mistakes_say_what_was_wrong() {
+        let unknown = parse("/frobnicate").unwrap_err();
+        assert!(unknown.contains("unknown command /frobnicate") && unknown.contains("/effort"));
+        assert!(
+            parse("/effort extreme")
+                .unwrap_err()
+                .contains("low, medium, high")
+        );
+        assert!(parse("/reset now").unwrap_err().contains("takes no argument"));
+        assert!(parse("/model a b").unwrap_err().contains("too many"));
+    }
+}

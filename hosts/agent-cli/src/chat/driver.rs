@@ -1,0 +1,407 @@
+//! The chat loop: what the user types (a new input when idle, steering while the agent
+//! works, slash commands, Ctrl-C and Ctrl-D), the session's events, and the spinner's
+//! ticks, all on one task that alone draws the screen.
+
+use super::agent::{Agent, AgentWake, Settled};
+use super::approvals::{self, PendingQuestion};
+use super::commands::{self, SlashCommand};
+use super::input::Input;
+use super::line_editor::{EditorAction, LineEditor};
+use super::screen::{PromptLine, Screen};
+use super::style::Palette;
+use super::view::ChatView;
+use agent_protocol::StopReason;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// A second Ctrl-C within this time quits.
+const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);
+/// How often the spinner is redrawn.
+const TICK: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Quit,
+}
+
+enum Wake {
+    Agent(AgentWake),
+    Input(Input),
+    /// A question of the approval policy (`None`: no more will come).
+    Question(Option<PendingQuestion>),
+    Tick,
+}
+
+/// Where the chat's input comes from: what the user types, and the approval policy's
+/// questions (none in read-only mode).
+pub struct Channels {
+    pub inputs: mpsc::UnboundedReceiver<Input>,
+    pub questions: Option<mpsc::UnboundedReceiver<PendingQuestion>>,
+}
+
+pub struct Driver {
+    pub agent: Agent,
+    pub screen: Screen,
+    pub view: ChatView,
+    pub palette: Palette,
+    pub inputs: mpsc::UnboundedReceiver<Input>,
+    pub credential_hint: Option<String>,
+    questions: Option<mpsc::UnboundedReceiver<PendingQuestion>>,
+    /// The question the next line answers.
+    pending: Option<PendingQuestion>,
+    editor: LineEditor,
+    inputs_open: bool,
+    last_interrupt: Option<Instant>,
+    /// Lines read from a pipe while the agent worked: the next inputs, in order.
+    queued: VecDeque<String>,
+    /// Stdin (not a terminal) ended: leave once the queued inputs are done.
+    quit_when_idle: bool,
+}
+
+impl Driver {
+    pub fn new(
+        agent: Agent,
+        screen: Screen,
+        view: ChatView,
+        palette: Palette,
+        channels: Channels,
+        credential_hint: Option<String>,
+    ) -> Self {
+        Self {
+            agent,
+            screen,
+            view,
+            palette,
+            inputs: channels.inputs,
+            credential_hint,
+            questions: channels.questions,
+            pending: None,
+            editor: LineEditor::new(),
+            inputs_open: true,
+            last_interrupt: None,
+            queued: VecDeque::new(),
+            quit_when_idle: false,
+        }
+    }
+
+    /// Runs until the user quits; the session is closed on the way out.
+    pub async fn run(mut self) {
+        self.refresh();
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            let busy = self.agent.is_busy();
+            let wake = tokio::select! {
+                wake = self.agent.next() => Wake::Agent(wake),
+                input = self.inputs.recv(), if self.inputs_open => {
+                    Wake::Input(input.unwrap_or(Input::Closed))
+                }
+                question = next_question(&mut self.questions), if self.pending.is_none() => {
+                    Wake::Question(question)
+                }
+                _ = tick.tick(), if busy => Wake::Tick,
+            };
+            let flow = match wake {
+                Wake::Agent(AgentWake::Event(event)) => {
+                    self.view.show(&event, &mut self.screen);
+                    Flow::Continue
+                }
+                Wake::Agent(AgentWake::Finished(finished)) => {
+                    for event in self.agent.drain_events() {
+                        self.view.show(&event, &mut self.screen);
+                    }
+                    self.view.input_finished();
+                    let settled = self.agent.settle(finished).await;
+                    self.report(settled)
+                }
+                Wake::Input(input) => self.on_input(input).await,
+                Wake::Question(Some(question)) => {
+                    self.pending = Some(question);
+                    Flow::Continue
+                }
+                Wake::Question(None) => {
+                    self.questions = None;
+                    Flow::Continue
+                }
+                Wake::Tick => Flow::Continue,
+            };
+            if flow == Flow::Quit {
+                break;
+            }
+            self.refresh();
+        }
+        self.screen.set_prompt(None);
+        self.screen.set_status(None);
+        self.screen.set_question(None);
+        if let Some(pending) = self.pending.take() {
+            pending.refuse("the user quit the chat");
+        }
+        // No more questions: a subagent's later one is refused at once.
+        self.questions = None;
+        if self.agent.is_busy() {
+            self.screen.line(&self.palette.dim("stopping the agent…"));
+            self.screen.refresh();
+        }
+        self.agent.shutdown().await;
+        for event in self.agent.drain_events() {
+            self.view.show(&event, &mut self.screen);
+        }
+        self.screen.finish();
+    }
+
+    fn refresh(&mut self) {
+        if self.pending.as_ref().is_some_and(PendingQuestion::withdrawn) {
+            self.pending = None;
+            self.screen.line(
+                &self
+                    .palette
+                    .dim("(the question was withdrawn: the input was interrupted)"),
+            );
+        }
+        let question = self
+            .pending
+            .as_ref()
+            .map(|pending| match pending.question.danger {
+                Some(_) => self.palette.red(&pending.line()),
+                None => self.palette.yellow(&pending.line()),
+            });
+        self.screen.set_question(question);
+        self.screen.set_status(self.view.status());
+        if self.screen.interactive() {
+            let hint = if self.editor.is_empty() && self.pending.is_some() {
+                self.palette.dim("y, a or n")
+            } else if self.editor.is_empty() && self.agent.is_busy() {
+                self.palette.dim("type to steer the agent")
+            } else {
+                String::new()
+            };
+            self.screen.set_prompt(Some(PromptLine {
+                prefix: self.palette.bold("> "),
+                before_cursor: self.editor.before_cursor(),
+                after_cursor: self.editor.after_cursor(),
+                hint,
+            }));
+        }
+        self.screen.refresh();
+    }
+
+    async fn on_input(&mut self, input: Input) -> Flow {
+        match input {
+            Input::Key(key) => match self.editor.handle(key) {
+                EditorAction::Edited => Flow::Continue,
+                EditorAction::Submit(line) => self.on_line(line).await,
+                EditorAction::Interrupt => self.on_interrupt(),
+                EditorAction::EndOfInput => Flow::Quit,
+                EditorAction::ClearScreen => {
+                    self.screen.clear_all();
+                    Flow::Continue
+                }
+            },
+            Input::Paste(text) => {
+                self.editor.insert_str(&text);
+                Flow::Continue
+            }
+            Input::Resize => Flow::Continue,
+            Input::Line(line) if self.agent.is_busy() && self.pending.is_none() => {
+                self.queued.push_back(line);
+                Flow::Continue
+            }
+            Input::Line(line) => self.on_line(line).await,
+            Input::Interrupt => self.on_interrupt(),
+            Input::Terminate => Flow::Quit,
+            Input::Closed => {
+                self.inputs_open = false;
+                if let Some(pending) = self.pending.take() {
+                    pending.refuse("nobody answered (the input ended)");
+                }
+                let work_left = self.agent.is_busy() || !self.queued.is_empty();
+                if self.screen.interactive() || !work_left {
+                    return Flow::Quit;
+                }
+                self.quit_when_idle = true;
+                Flow::Continue
+            }
+        }
+    }
+
+    async fn on_line(&mut self, line: String) -> Flow {
+        let text = line.trim();
+        if text.is_empty() {
+            return Flow::Continue;
+        }
+        // A slash command; else, while a question waits, its answer; else a message
+        // (`//text` sends `/text` as it is).
+        if text.starts_with('/') && !text.starts_with("//") {
+            return self.slash_command(text).await;
+        }
+        if let Some(pending) = self.pending.take() {
+            self.answer(pending, text);
+            return Flow::Continue;
+        }
+        if let Some(literal) = text.strip_prefix("//") {
+            return self.send(format!("/{literal}"));
+        }
+        self.send(line)
+    }
+
+    /// Answers the pending question with `text`, or asks again.
+    fn answer(&mut self, pending: PendingQuestion, text: &str) {
+        let asked = format!("? {}", pending.subject());
+        match pending.answer(text) {
+            Ok(answer) => {
+                let p = self.palette;
+                let decision = approvals::describe(&answer);
+                let decision = match answer {
+                    agent_host::approval::ApprovalAnswer::Deny { .. } => p.red(&decision),
+                    _ => p.green(&decision),
+                };
+                self.screen.line(&format!("{} → {decision}", p.dim(&asked)));
+            }
+            Err(pending) => {
+                self.screen.line(&self.palette.yellow(pending.keys()));
+                self.pending = Some(*pending);
+            }
+        }
+    }
+
+    /// A new input when idle, steering while the agent works.
+    fn send(&mut self, line: String) -> Flow {
+        if self.agent.is_busy() {
+            self.agent.control().steer(line.clone());
+            self.screen
+                .line(&self.palette.cyan(&format!("↳ steering: {}", one_line(&line))));
+            return Flow::Continue;
+        }
+        self.screen.line("");
+        self.screen
+            .line(&self.palette.bold(&format!("> {}", one_line(&line))));
+        self.start(line);
+        Flow::Continue
+    }
+
+    fn start(&mut self, input: String) {
+        self.last_interrupt = None;
+        if self.agent.submit(input) {
+            self.view.input_started();
+        } else {
+            self.screen
+                .line(&self.palette.red("error: there is no session: /reset starts one"));
+        }
+    }
+
+    fn on_interrupt(&mut self) -> Flow {
+        let now = Instant::now();
+        let again = self
+            .last_interrupt
+            .is_some_and(|t| now.duration_since(t) < DOUBLE_INTERRUPT);
+        if again {
+            return Flow::Quit;
+        }
+        self.last_interrupt = Some(now);
+        if self.agent.is_busy() {
+            self.agent.control().cancel();
+            self.screen
+                .line(&self.palette.dim("cancelling… (Ctrl-C again to quit)"));
+        } else if !self.editor.is_empty() {
+            self.editor.clear();
+            self.last_interrupt = None;
+        } else {
+            self.screen
+                .line(&self.palette.dim("(Ctrl-C again or Ctrl-D to quit)"));
+        }
+        Flow::Continue
+    }
+
+    /// Says how the input ended, then sends what waits: steering that came too late for
+    /// the answer, and lines read from a pipe.
+    fn report(&mut self, settled: Settled) -> Flow {
+        let p = self.palette;
+        let mut cancelled = false;
+        if let Some(outcome) = &settled.outcome {
+            match outcome.stop_reason {
+                StopReason::Cancelled | StopReason::Aborted => {
+                    cancelled = true;
+                    self.screen.line(&p.yellow("cancelled"));
+                }
+                StopReason::TurnLimit | StopReason::RoundLimit => self
+                    .screen
+                    .line(&p.yellow(&format!("stopped by a limit after {} turns", outcome.turns))),
+                StopReason::ContextLength => self.screen.line(&p.yellow(
+                    "the conversation no longer fits the model's context window: /reset starts over",
+                )),
+                StopReason::Completed | StopReason::AwaitingInput => {}
+            }
+        }
+        if let Some(error) = &settled.error {
+            self.screen.line(&p.red(&format!("error: {error}")));
+            if settled.auth_error
+                && let Some(hint) = &self.credential_hint
+            {
+                self.screen.line(&p.red(hint));
+            }
+        }
+        if let Some(restored) = &settled.restored {
+            self.screen.line(&p.dim(&format!("({restored})")));
+        }
+        // Steering is taken after a tool round; typed during the final answer, it waits.
+        let late = self.agent.control().take_steering();
+        if !late.is_empty() {
+            if cancelled || settled.error.is_some() {
+                self.screen
+                    .line(&p.dim(&format!("(not sent: {})", one_line(&late.join(" / ")))));
+            } else {
+                self.screen
+                    .line(&p.dim("(the agent had finished: steering sent as the next input)"));
+                self.start(late.join("\n"));
+                return Flow::Continue;
+            }
+        }
+        if let Some(next) = self.queued.pop_front() {
+            return self.send(next);
+        }
+        if self.quit_when_idle {
+            return Flow::Quit;
+        }
+        Flow::Continue
+    }
+
+    async fn slash_command(&mut self, line: &str) -> Flow {
+        let command = match commands::parse(line) {
+            Ok(command) => command,
+            Err(message) => {
+                self.screen.line(&self.palette.red(&message));
+                return Flow::Continue;
+            }
+        };
+        let p = self.palette;
+        match command {
+            SlashCommand::Help => self.screen.line(&commands::help()),
+            SlashCommand::Quit => return Flow::Quit,
+            _ if self.agent.is_busy() => self.screen.line(
+                &p.yellow("the agent is working: wait for it (or press Ctrl-C to cancel), then try again"),
+            ),
+            command => {
+                let line = commands::apply(command, &mut self.agent, &p).await;
+                self.screen.line(&line);
+            }
+        }
+        Flow::Continue
+    }
+}
+
+/// Text on one line, as echoed back.
+fn one_line(text: &str) -> String {
+    text.trim().replace('\n', " ↵ ")
+}
+
+/// The next question, if there is a channel for them; never resolves otherwise.
+async fn next_question(
+    questions: &mut Option<mpsc::UnboundedReceiver<PendingQuestion>>,
+) -> Option<PendingQuestion> {
+    match questions {
+        Some(questions) => questions.recv().await,
+        None => std::future::pending().await,
+    }
+}

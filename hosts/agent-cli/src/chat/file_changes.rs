@@ -1,0 +1,168 @@
+//! The chat's view of what the agent's tools did to files, for the diffs it shows. An
+//! environment wrapper keeps each file's contents from just before a write or delete,
+//! because reading them when TOOL_CALL_START reaches the screen would race the tool (the
+//! component runs on while the event travels).
+
+use agent_host::Environment;
+use agent_protocol::ports::FsError;
+use async_trait::async_trait;
+use std::sync::{Arc, Mutex};
+
+/// Files larger than this are not kept for a diff.
+const MAX_KEPT_BYTES: usize = 512 * 1024;
+/// Changes nobody took (a subagent's, a plugin's) are forgotten beyond this many.
+const MAX_CHANGES: usize = 64;
+
+/// One file's contents before and after a change; `None` where the file did not exist, or
+/// was too large or not text (then `unreadable` says so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub unreadable: bool,
+}
+
+/// The changes made so far and not yet shown.
+#[derive(Debug, Default)]
+pub struct FileChanges {
+    changes: Mutex<Vec<FileChange>>,
+}
+
+impl FileChanges {
+    fn record(&self, change: FileChange) {
+        let mut changes = lock(&self.changes);
+        changes.push(change);
+        let excess = changes.len().saturating_sub(MAX_CHANGES);
+        changes.drain(..excess);
+    }
+
+    /// Takes the changes made to `paths` (as a tool named them), oldest first, merging
+    /// several changes of one file into one.
+    pub fn take(&self, paths: &[String], working_dir: &str) -> Vec<FileChange> {
+        let wanted: Vec<String> = paths.iter().map(|p| normalize(p, working_dir)).collect();
+        let mut changes = lock(&self.changes);
+        let mut taken: Vec<FileChange> = Vec::new();
+        let mut kept = Vec::new();
+        for change in changes.drain(..) {
+            if !wanted.contains(&normalize(&change.path, working_dir)) {
+                kept.push(change);
+                continue;
+            }
+            let key = normalize(&change.path, working_dir);
+            match taken.iter_mut().find(|t| normalize(&t.path, working_dir) == key) {
+                Some(earlier) => {
+                    earlier.after = change.after;
+                    earlier.unreadable |= change.unreadable;
+                }
+                None => taken.push(change),
+            }
+        }
+        *changes = kept;
+        taken
+    }
+}
+
+/// A path relative to the working directory, without `./`.
+fn normalize(path: &str, working_dir: &str) -> String {
+    let relative = path
+        .strip_prefix(working_dir)
+        .and_then(|p| p.strip_prefix('/'))
+        .unwrap_or(path);
+    relative.trim_start_matches("./").to_string()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Text contents worth a diff: `Err(())` when too large or not UTF-8.
+fn as_text(bytes: &[u8]) -> Result<String, ()> {
+    if bytes.len() > MAX_KEPT_BYTES {
+        return Err(());
+    }
+    String::from_utf8(bytes.to_vec()).map_err(|_| ())
+}
+
+/// Wraps an environment and records what its writes and deletes change.
+pub struct Recording {
+    inner: Arc<dyn Environment>,
+    changes: Arc<FileChanges>,
+}
+
+impl Recording {
+    pub fn new(inner: Arc<dyn Environment>, changes: Arc<FileChanges>) -> Self {
+        Self { inner, changes }
+    }
+
+    /// The current contents, as `(text, unreadable)`.
+    async fn contents(&self, path: &str) -> (Option<String>, bool) {
+        match self.inner.read_file(path, None).await {
+            Ok(bytes) => match as_text(&bytes) {
+                Ok(text) => (Some(text), false),
+                Err(()) => (None, true),
+            },
+            Err(_) => (None, false),
+        }
+    }
+}
+
+#[async_trait]
+impl agent_host::environments::Delegating for Recording {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
+    }
+
+    async fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
+        let (before, unreadable_before) = self.contents(path).await;
+        self.inner.write_file(path, contents).await?;
+        let after = as_text(contents).ok();
+        self.changes.record(FileChange {
+            path: path.to_string(),
+            before,
+            unreadable: unreadable_before || after.is_none(),
+            after,
+        });
+        Ok(())
+    }
+
+    async fn delete_file(&self, path: &str) -> Result<(), FsError> {
+        let (before, unreadable) = self.contents(path).await;
+        self.inner.delete_file(path).await?;
+        self.changes.record(FileChange {
+            path: path.to_string(),
+            before,
+            after: None,
+            unreadable,
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn writes_and_deletes_are_recorded_with_the_contents_before() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+        let local = agent_host::LocalEnvironment::new(dir.path()).unwrap();
+        let changes = Arc::new(FileChanges::default());
+        let env = Recording::new(Arc::new(local), changes.clone());
+        env.write_file("a.txt", b"new\n").await.unwrap();
+        env.write_file("./a.txt", b"newer\n").await.unwrap();
+        env.write_file("b.txt", b"b\n").await.unwrap();
+        let cwd = env.working_directory();
+        let taken = changes.take(&["a.txt".to_string()], &cwd);
+        assert_eq!(taken.len(), 1, "{taken:?}");
+        assert_eq!(taken[0].before.as_deref(), Some("old\n"));
+        assert_eq!(taken[0].after.as_deref(), Some("newer\n"));
+        let absolute = format!("{cwd}/b.txt");
+        env.delete_file("b.txt").await.unwrap();
+        let taken = changes.take(&[absolute], &cwd);
+        assert_eq!(taken.len(), 1);
+        assert_eq!(taken[0].before, None);
+        assert_eq!(taken[0].after, None);
+    }
+}

@@ -1,0 +1,116 @@
+//! `agent-host chat`: an interactive session in the terminal. Assistant text streams as it
+//! arrives, a spinner says what the agent is doing and for how long, tool calls show as
+//! one line each with their results folded and file changes as coloured diffs. A line
+//! typed while the agent works steers it; when idle it is the next input of the same
+//! session. Ctrl-C cancels the current input, twice quits; slash commands change the model,
+//! the reasoning effort, or start over.
+//!
+//! Input is read on its own task (crossterm's event stream in raw mode) and fed to a small
+//! line editor, and one task draws everything: a line editor that owned the terminal
+//! (rustyline, reedline) would fight the streamed output and the spinner for it.
+
+mod agent;
+mod approvals;
+mod commands;
+mod diff;
+mod driver;
+mod file_changes;
+mod input;
+mod line_editor;
+mod screen;
+mod setup;
+mod spinner;
+mod style;
+mod tool_lines;
+mod view;
+
+use crate::sessions::{PersistOptions, default_store, short};
+use crate::{exit, fail};
+use agent_host::config::{PluginOptions, SettingsFlags};
+use agent_host::environments::EnvOptions;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The flags of `agent-host chat`.
+#[derive(Debug, clap::Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub env: EnvOptions,
+    /// Provider: anthropic, openai, gemini, or a server named in
+    /// OPENAI_COMPATIBLE_ENDPOINTS (default: the first built-in one configured).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model name (default: $<PROVIDER>_MODEL, else the profile's default); `/model`
+    /// changes it during the chat.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// --effort (`/effort` changes it during the chat) and --approval (ask: writes and
+    /// commands are asked about in the chat).
+    #[command(flatten)]
+    pub settings: SettingsFlags,
+    #[command(flatten)]
+    pub plugins: PluginOptions,
+    /// --no-persist: the chat is not saved (by default it is, like a run, for `resume`).
+    #[command(flatten)]
+    pub persist: PersistOptions,
+}
+
+/// Runs the chat until the user quits.
+pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
+    let prepared = match setup::prepare(&component, &args).await {
+        Ok(prepared) => prepared,
+        Err((code, message)) => return fail(code, message),
+    };
+    let working_dir = prepared.env.working_directory();
+    let config = prepared.config.clone();
+    let store = match args.persist.no_persist {
+        true => None,
+        false => match default_store() {
+            Ok(store) => Some(store),
+            Err(message) => return fail(exit::USAGE, message),
+        },
+    };
+    let agent = match agent::Agent::start(prepared.runtime, prepared.env, prepared.config, store).await {
+        Ok(agent) => agent,
+        Err(e) => return fail(exit::AGENT_ERROR, format!("{e:#}")),
+    };
+    // Keys one by one only where there is a terminal to type on and to draw on.
+    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let raw = match interactive {
+        true => match input::RawTerminal::enable() {
+            Ok(raw) => Some(raw),
+            Err(e) => return fail(exit::AGENT_ERROR, format!("cannot set up the terminal: {e}")),
+        },
+        false => None,
+    };
+    let palette = style::Palette::detect();
+    let mut screen = screen::Screen::new(interactive);
+    screen.line(&format!(
+        "{} · {} {} · approval {} · {working_dir}",
+        palette.bold("agent-host chat"),
+        config.endpoint,
+        config.model,
+        prepared.approval
+    ));
+    if agent.is_saved() {
+        let id = short(agent.session_id());
+        screen.line(&palette.dim(&format!("session {id}… (resume with: agent-host resume {id})")));
+    }
+    if interactive {
+        screen.line(&palette.dim(
+            "/help for commands · typing while the agent works steers it · Ctrl-C cancels · Ctrl-D quits",
+        ));
+    }
+    let view = view::ChatView::new(palette, prepared.changes, working_dir);
+    let inputs = input::spawn_reader(interactive);
+    let channels = driver::Channels {
+        inputs,
+        questions: prepared.questions,
+    };
+    driver::Driver::new(agent, screen, view, palette, channels, prepared.credential_hint)
+        .run()
+        .await;
+    drop(raw);
+    ExitCode::SUCCESS
+}

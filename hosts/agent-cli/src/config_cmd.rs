@@ -1,0 +1,73 @@
+//! `agent-host config show`: the effective configuration, each value with its source.
+
+use agent_host::config::{Settings, SettingsFlags};
+use agent_host::environments::EnvOptions;
+use agent_host::environments::options::EnvPolicyArg;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Subcommand)]
+pub enum ConfigCommand {
+    /// Print every effective setting and where it comes from (default, user file, project
+    /// file, environment variable or flag). Keys are never printed, only whether one is set
+    /// and from which variable.
+    Show(ShowArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ShowArgs {
+    /// Print one JSON object: {"files": ..., "settings": {KEY: {"value", "source"}}}.
+    #[arg(long)]
+    json: bool,
+    /// The workspace whose .agent/config.toml is the project file (default: the current
+    /// directory).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// The project configuration file, instead of the workspace's.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Show the settings as if run with this provider.
+    #[arg(long)]
+    provider: Option<String>,
+    /// Show the settings as if run with this model.
+    #[arg(long)]
+    model: Option<String>,
+    /// Show the settings as if run with this turn limit.
+    #[arg(long)]
+    max_turns: Option<u32>,
+    /// Show the settings as if run with this variable policy.
+    #[arg(long, value_name = "POLICY")]
+    env_policy: Option<EnvPolicyArg>,
+    /// Show the settings as if run in read-only mode.
+    #[arg(long)]
+    read_only: bool,
+    #[command(flatten)]
+    settings: SettingsFlags,
+}
+
+pub fn run(command: ConfigCommand) -> ExitCode {
+    let ConfigCommand::Show(args) = command;
+    let env = EnvOptions {
+        cwd: args.cwd,
+        env_policy: args.env_policy,
+        read_only: args.read_only,
+        ..EnvOptions::default()
+    };
+    let overrides = args
+        .settings
+        .overrides(args.provider, args.model, args.max_turns, &env);
+    match Settings::for_command(&env, args.config.as_deref(), overrides) {
+        Ok(settings) if args.json => {
+            println!("{}", settings.to_json());
+            ExitCode::SUCCESS
+        }
+        Ok(settings) => {
+            print!("{}", settings.render());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("agent-host: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

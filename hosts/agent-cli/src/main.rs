@@ -1,0 +1,487 @@
+//! The `agent-host` command line.
+
+use agent_host::compile_cache::default_cache_dir;
+use agent_host::config::{
+    PluginOptions, PluginSources, Settings, SettingsFlags, Source, default_model, load_plugins,
+    locate_component, session_config,
+};
+use agent_host::environments::EnvOptions;
+use agent_host::host_tools::HostTools;
+use agent_host::runtime::describe_agent_error;
+use agent_host::transport::RecordReplayOptions;
+use agent_host::{AgentRuntime, Endpoints, Environment, HttpTransport};
+use agent_protocol::{AgentError, SessionConfig, StopReason};
+use clap::{Parser, Subcommand};
+use event_view::EventView;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+mod chat;
+mod config_cmd;
+mod event_view;
+mod plugin_view;
+mod profile_view;
+mod sessions;
+mod terminal_prompt;
+
+/// Exit codes a script can rely on.
+mod exit {
+    pub const USAGE: u8 = 2;
+    pub const AGENT_ERROR: u8 = 1;
+    pub const LIMIT: u8 = 3;
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// `run --help`'s account of the exit codes and of what is printed where.
+const RUN_EXIT_CODES: &str = "Output: readable text on stdout (never coloured), or one JSON object \
+per event with --json; errors and warnings on stderr.
+
+Exit codes:
+  0    the task completed (or the agent asked a question back)
+  1    the agent failed: the LLM request failed, the component trapped, or the conversation \
+no longer fits the context window
+  2    usage: bad flags or configuration, no provider configured, unknown provider
+  3    stopped by a limit (--max-turns, max_tool_rounds_per_input)
+  130  interrupted (Ctrl-C)";
+
+#[derive(Parser)]
+#[command(name = "agent-host", version, about = "Run the agent-core component natively")]
+struct Cli {
+    /// The core component (default: $AGENT_CORE_COMPONENT, or agent-core.wasm near the binary).
+    #[arg(long, global = true)]
+    component: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a task to completion and print each event as it happens.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Run {
+        /// What the agent should do.
+        task: String,
+        #[command(flatten)]
+        env: EnvOptions,
+        /// Provider: anthropic, openai, gemini, a server named in OPENAI_COMPATIBLE_ENDPOINTS,
+        /// or replay (with --replay FILE) (default: the first built-in one configured).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
+        #[arg(long)]
+        model: Option<String>,
+        /// Print one JSON object per event instead of readable text.
+        #[arg(long)]
+        json: bool,
+        /// Stop after this many LLM turns (0 = unlimited; default: the configuration, else 0).
+        #[arg(long)]
+        max_turns: Option<u32>,
+        #[command(flatten)]
+        settings: SettingsFlags,
+        #[command(flatten)]
+        plugins: PluginOptions,
+        #[command(flatten)]
+        record_replay: RecordReplayOptions,
+        #[command(flatten)]
+        persist: sessions::PersistOptions,
+    },
+    /// Saved sessions, most recent first (every run is saved unless --no-persist).
+    Sessions(sessions::SessionsArgs),
+    /// Continue a saved session in a fresh instance over its workspace: with TASK, or the
+    /// input it was interrupted in.
+    Resume(sessions::ResumeArgs),
+    /// Run one tool through the component and print its output.
+    Tool {
+        /// Tool name, e.g. read_file.
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[command(flatten)]
+        env: EnvOptions,
+        /// Provider profile whose tool set to use (default: the first profile that has the
+        /// tool: anthropic, openai, gemini).
+        #[arg(long, default_value = "any")]
+        provider: String,
+    },
+    /// Show a provider profile as a session would use it: capabilities, tools and the
+    /// system prompt for a working directory. Makes no LLM request.
+    Profile {
+        /// anthropic, openai or gemini.
+        #[arg(long, default_value = "anthropic")]
+        provider: String,
+        /// Model name (default: the profile's default model).
+        #[arg(long)]
+        model: Option<String>,
+        #[command(flatten)]
+        env: EnvOptions,
+        /// Print the description as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// An interactive session: type a task, watch it stream, steer it by typing while it
+    /// works; Ctrl-C cancels the current input (twice quits), /help lists the commands.
+    Chat(chat::ChatArgs),
+    /// The layered configuration (user file, project file, environment, flags).
+    Config {
+        #[command(subcommand)]
+        command: config_cmd::ConfigCommand,
+    },
+    /// Tool plugins (WebAssembly components of world tool-plugin).
+    Plugin {
+        #[command(subcommand)]
+        command: PluginCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginCommand {
+    /// Show a plugin's name, the capabilities it asks for, and its tools with their schemas.
+    /// Runs the plugin (sandboxed, nothing granted) only to ask for its definitions.
+    Inspect {
+        /// The plugin's .wasm file.
+        file: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("agent-host: {message}");
+    ExitCode::from(code)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    if let Command::Plugin {
+        command: PluginCommand::Inspect { file, json },
+    } = &cli.command
+    {
+        return plugin_view::inspect(file, *json).await;
+    }
+    if let Command::Config { command } = cli.command {
+        return config_cmd::run(command);
+    }
+    let component = match locate_component(cli.component) {
+        Ok(path) => path,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    match cli.command {
+        Command::Run {
+            task,
+            env,
+            provider,
+            model,
+            json,
+            max_turns,
+            settings,
+            plugins,
+            record_replay,
+            persist,
+        } => {
+            let choice = RunChoice {
+                provider,
+                model,
+                json,
+                max_turns,
+                settings,
+                record_replay,
+                persistence: persist.persistence(),
+            };
+            run(component, task, env, plugins, choice).await
+        }
+        Command::Tool {
+            name,
+            args,
+            env,
+            provider,
+        } => tool(component, name, args, env, provider).await,
+        Command::Profile {
+            provider,
+            model,
+            env,
+            json,
+        } => profile(component, provider, model, env, json).await,
+        Command::Chat(args) => chat::run(component, args).await,
+        Command::Sessions(args) => sessions::list(args),
+        Command::Resume(args) => sessions::resume(component, args).await,
+        Command::Plugin { .. } | Command::Config { .. } => ExitCode::SUCCESS,
+    }
+}
+
+fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<AgentRuntime, String> {
+    let transport =
+        HttpTransport::new(endpoints).map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+    let cache = default_cache_dir();
+    AgentRuntime::load(component, cache.as_deref(), transport).map_err(|e| format!("{e:#}"))
+}
+
+/// What `run` was asked to use.
+struct RunChoice {
+    provider: Option<String>,
+    model: Option<String>,
+    json: bool,
+    max_turns: Option<u32>,
+    settings: SettingsFlags,
+    record_replay: RecordReplayOptions,
+    persistence: sessions::Persistence,
+}
+
+async fn run(
+    component: PathBuf,
+    task: String,
+    env_options: EnvOptions,
+    plugin_options: PluginOptions,
+    choice: RunChoice,
+) -> ExitCode {
+    let RunChoice {
+        mut provider,
+        mut model,
+        json,
+        max_turns,
+        settings,
+        record_replay,
+        persistence,
+    } = choice;
+    let overrides = settings.overrides(provider.clone(), model.clone(), max_turns, &env_options);
+    let mut settings = match Settings::for_command(&env_options, plugin_options.config.as_deref(), overrides)
+    {
+        Ok(settings) => settings,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let replay = match record_replay.open_replay(&mut settings.endpoints, &mut provider, &mut model) {
+        Ok(replay) => replay,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    if let (Some(_), Some(provider), Some(model)) = (&replay, provider, model) {
+        settings.set_target(provider, model, Source::flag("--replay"));
+    }
+    let target = match settings.target() {
+        Ok(target) => target,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let provider = target.provider.clone();
+    let endpoints = settings.endpoints.clone();
+    let mut env_options = settings.env_options(env_options);
+    let (approvals, approval_warning) = terminal_prompt::terminal_approvals(&settings, &mut env_options);
+    if let Some(warning) = approval_warning {
+        eprintln!("agent-host: {warning}");
+    }
+    let env = match env_options.build().await {
+        Ok(env) => env,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    // For the message if the endpoint rejects the credentials.
+    let credential_hint = endpoints.get(&provider).map(|e| {
+        format!(
+            "the {provider} endpoint ({}) rejected the request's credentials: check {}",
+            e.base_url, e.key_var
+        )
+    });
+    let mut runtime = match load_runtime(&component, endpoints) {
+        Ok(runtime) => runtime,
+        Err(message) => return fail(exit::AGENT_ERROR, message),
+    };
+    runtime.set_approval_policy(approvals);
+    let config = settings.session_config(&target);
+    match record_replay.transport_for(runtime.transport(), replay, &config, env.working_directory()) {
+        Ok(Some(transport)) => runtime.set_transport(transport),
+        Ok(None) => {}
+        Err(message) => return fail(exit::USAGE, message),
+    }
+    if let Err(message) =
+        add_host_tools(&mut runtime, &config, env.clone(), &env_options, &plugin_options).await
+    {
+        return fail(exit::USAGE, message);
+    }
+    let (mut session, mut events) = match persistence.open(&runtime, config, env, json).await {
+        Ok(started) => started,
+        Err(message) => return fail(exit::AGENT_ERROR, message),
+    };
+    let controller = session.controller();
+    let printer = tokio::spawn(async move {
+        let mut view = EventView::new(json);
+        while let Some(event) = events.recv().await {
+            view.show(&event);
+        }
+        view.finish();
+    });
+    // Ctrl-C asks for a graceful abort; the loop notices it at its next check (a running
+    // command or stream is cut at once) and returns, so the instance stays consistent.
+    let interrupter = {
+        let controller = controller.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                controller.abort();
+            }
+        })
+    };
+    let outcome = session.submit(&task).await;
+    interrupter.abort();
+    let _ = session.close().await;
+    // The event stream ends with the session's store.
+    drop(session);
+    let _ = printer.await;
+    match outcome {
+        Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+        Ok(Err(error)) => {
+            let mut message = describe_agent_error(&error);
+            if let (AgentError::Llm(text), Some(hint)) = (&error, credential_hint)
+                && text.starts_with("authentication error")
+            {
+                message = format!("{message}\n{hint}");
+            }
+            fail(exit::AGENT_ERROR, message)
+        }
+        Ok(Ok(outcome)) => match outcome.stop_reason {
+            StopReason::Completed => ExitCode::SUCCESS,
+            StopReason::TurnLimit | StopReason::RoundLimit => fail(
+                exit::LIMIT,
+                format!("stopped by a limit after {} turns", outcome.turns),
+            ),
+            StopReason::AwaitingInput => ExitCode::SUCCESS,
+            StopReason::ContextLength => fail(
+                exit::AGENT_ERROR,
+                "the conversation no longer fits the model's context window",
+            ),
+            StopReason::Cancelled | StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
+        },
+    }
+}
+
+/// Loads the configured command tools and the plugins and offers them to the session; a
+/// name clash among them or with the profile's own tools is an error.
+async fn add_host_tools(
+    runtime: &mut AgentRuntime,
+    config: &SessionConfig,
+    env: Arc<dyn Environment>,
+    env_options: &EnvOptions,
+    plugin_options: &PluginOptions,
+) -> Result<(), String> {
+    runtime.set_read_only(env_options.read_only);
+    // A remote workspace's configuration file is not read: it would run commands here.
+    let local_workspace = match env_options.env.as_deref() {
+        None | Some("local") => Some(PathBuf::from(env.working_directory())),
+        Some(_) => None,
+    };
+    let settings = plugin_options.load_config(local_workspace.as_deref())?;
+    let mut tools = settings.command_tools(env_options)?;
+    let sources = plugin_options.sources(PluginSources::from_config(&settings.plugins)?)?;
+    let cache = default_cache_dir();
+    let (_plugins, plugin_tools) =
+        load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env.clone()).await?;
+    tools.extend(plugin_tools);
+    if tools.is_empty() {
+        return Ok(());
+    }
+    let reserved = profile_tool_names(runtime, config, env).await?;
+    runtime.set_host_tools(HostTools::new(tools, &reserved)?);
+    Ok(())
+}
+
+/// The names of the profile's own tools, from the component's description of it.
+async fn profile_tool_names(
+    runtime: &AgentRuntime,
+    config: &SessionConfig,
+    env: Arc<dyn Environment>,
+) -> Result<Vec<String>, String> {
+    let trap = |e: anyhow::Error| format!("the component trapped: {e:#}");
+    let (mut session, _events) = runtime.start_session(config.clone(), env).await.map_err(trap)?;
+    let description: serde_json::Value =
+        serde_json::from_str(&session.describe().await.map_err(trap)?).map_err(|e| e.to_string())?;
+    Ok(description["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect())
+}
+
+/// The environment and a runtime with the endpoints of the process environment, for
+/// the commands that run no task; a failure is already reported.
+async fn env_and_runtime(
+    component: &std::path::Path,
+    env_options: EnvOptions,
+) -> Result<(Arc<dyn Environment>, AgentRuntime), ExitCode> {
+    let env = env_options
+        .build()
+        .await
+        .map_err(|message| fail(exit::USAGE, message))?;
+    let runtime =
+        load_runtime(component, Endpoints::from_env()).map_err(|message| fail(exit::AGENT_ERROR, message))?;
+    Ok((env, runtime))
+}
+
+async fn tool(
+    component: PathBuf,
+    name: String,
+    args: String,
+    env_options: EnvOptions,
+    provider: String,
+) -> ExitCode {
+    let (env, runtime) = match env_and_runtime(&component, env_options).await {
+        Ok(both) => both,
+        Err(code) => return code,
+    };
+    match runtime.run_tool(env, &provider, &name, &args).await {
+        Ok(Ok(output)) => {
+            print!("{output}");
+            if !output.ends_with('\n') {
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(Err(error)) => fail(exit::AGENT_ERROR, format!("{name}: {error}")),
+        Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+    }
+}
+
+async fn profile(
+    component: PathBuf,
+    provider: String,
+    model: Option<String>,
+    env_options: EnvOptions,
+    json: bool,
+) -> ExitCode {
+    let (env, runtime) = match env_and_runtime(&component, env_options).await {
+        Ok(both) => both,
+        Err(code) => return code,
+    };
+    let model = model.unwrap_or_else(|| default_model(&provider).to_string());
+    let config = session_config(&provider, &model);
+    let described = match runtime.start_session(config, env).await {
+        Ok((mut session, _events)) => session.describe().await,
+        Err(trap) => Err(trap),
+    };
+    let text = match described {
+        Ok(text) => text,
+        Err(trap) => return fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+    };
+    let description: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => {
+            return fail(
+                exit::AGENT_ERROR,
+                format!("the component described itself in bad JSON: {e}"),
+            );
+        }
+    };
+    if let Some(error) = description.get("error").and_then(|e| e.as_str()) {
+        return fail(exit::USAGE, error);
+    }
+    if json {
+        println!("{description}");
+    } else {
+        print!("{}", profile_view::render(&description));
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,343 @@
+//! Saved sessions on the command line: how `run` saves its session, `agent-host sessions`
+//! and `agent-host resume`.
+
+use crate::{RunChoice, exit, fail, run};
+use agent_host::config::PluginOptions;
+use agent_host::environments::EnvOptions;
+use agent_host::persist::{
+    PersistError, PersistentSession, ResumeOverrides, SessionMeta, SessionStore, StoredSession,
+    continuation_prompt,
+};
+use agent_host::{AgentEvent, AgentRuntime, Environment};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// `run`'s flag about saving.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PersistOptions {
+    /// Do not save the session (by default every run is saved, as it goes, under
+    /// $AGENT_HOST_STATE_DIR, else ~/.local/state/agent-host, for `agent-host resume`).
+    #[arg(long)]
+    pub no_persist: bool,
+}
+
+impl PersistOptions {
+    pub fn persistence(&self) -> Persistence {
+        match self.no_persist {
+            true => Persistence::Off,
+            false => Persistence::New,
+        }
+    }
+}
+
+/// Whether and how a run's session is saved.
+pub enum Persistence {
+    /// Journaled in memory only (traps are still recovered).
+    Off,
+    /// Saved as a new session.
+    New,
+    /// Continues a saved session.
+    Resume(Box<StoredSession>),
+}
+
+impl Persistence {
+    /// Starts (or restores) the run's session; `config` is what a new session gets. The
+    /// error is the message to show.
+    pub async fn open(
+        self,
+        runtime: &AgentRuntime,
+        config: agent_protocol::SessionConfig,
+        env: Arc<dyn Environment>,
+        json: bool,
+    ) -> Result<(PersistentSession, mpsc::UnboundedReceiver<AgentEvent>), String> {
+        let started = |e: anyhow::Error| format!("the component failed to start a session: {e:#}");
+        match self {
+            Self::Off => PersistentSession::start(runtime, config, env, None)
+                .await
+                .map_err(started),
+            Self::New => {
+                let store = default_store()?;
+                let opened = PersistentSession::start(runtime, config, env, Some(&store))
+                    .await
+                    .map_err(started)?;
+                if !json {
+                    let id = opened.0.id();
+                    eprintln!("session {id} (resume with: agent-host resume {})", short(id));
+                }
+                Ok(opened)
+            }
+            Self::Resume(stored) => {
+                let overrides = ResumeOverrides {
+                    model: Some(config.model.clone()),
+                    more_turns: Some(config.limits.max_turns),
+                };
+                let opened = PersistentSession::resume(runtime, &stored, env, Some(config), &overrides)
+                    .await
+                    .map_err(|e| format!("cannot resume session {}: {e:#}", stored.id()))?;
+                if !json {
+                    let summary = stored.summary();
+                    eprintln!(
+                        "resumed session {} ({} inputs, {} tool calls, {} turns so far)",
+                        stored.id(),
+                        summary.inputs.len(),
+                        summary.tool_calls,
+                        summary.turns
+                    );
+                }
+                Ok(opened)
+            }
+        }
+    }
+}
+
+pub(crate) fn default_store() -> Result<SessionStore, String> {
+    SessionStore::open_default().ok_or_else(|| {
+        "cannot tell where to save sessions (no home directory): set AGENT_HOST_STATE_DIR, or pass --no-persist"
+            .to_string()
+    })
+}
+
+/// The start of an id that `resume` accepts (ids are UUIDs: 8 characters are plenty).
+pub(crate) fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionsArgs {
+    /// Print the sessions as one JSON array.
+    #[arg(long)]
+    json: bool,
+    /// Sessions of every workspace (default: those of the working directory).
+    #[arg(long)]
+    all: bool,
+    /// The workspace whose sessions to list (default: the current directory).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+}
+
+/// `agent-host sessions`: newest first.
+pub fn list(args: SessionsArgs) -> ExitCode {
+    let store = match default_store() {
+        Ok(store) => store,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let (sessions, warnings) = match store.list() {
+        Ok(listed) => listed,
+        Err(e) => return fail(exit::AGENT_ERROR, e),
+    };
+    for warning in warnings {
+        eprintln!("agent-host: warning: skipped {warning}");
+    }
+    let total = sessions.len();
+    let sessions: Vec<SessionMeta> = match args.all {
+        true => sessions,
+        false => {
+            let dir = match args.cwd.map_or_else(std::env::current_dir, Ok) {
+                Ok(dir) => std::fs::canonicalize(&dir).unwrap_or(dir),
+                Err(e) => return fail(exit::USAGE, format!("cannot read the current directory: {e}")),
+            };
+            let dir = dir.to_string_lossy();
+            sessions.into_iter().filter(|s| s.workspace == dir).collect()
+        }
+    };
+    if args.json {
+        return match serde_json::to_string_pretty(&sessions) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(exit::AGENT_ERROR, e),
+        };
+    }
+    if sessions.len() < total {
+        eprintln!(
+            "({} sessions of other workspaces are not shown: --all lists them)",
+            total - sessions.len()
+        );
+    }
+    if sessions.is_empty() {
+        eprintln!("no saved sessions in {}", store.root().display());
+        return ExitCode::SUCCESS;
+    }
+    let mut out = std::io::stdout().lock();
+    let workspace_column = |s: &str| {
+        if args.all {
+            format!("{s:<30}  ")
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(
+        out,
+        "{:<8}  {:<16}  {:<14}  {:>5}  {}TASK",
+        "ID",
+        "UPDATED",
+        "STATUS",
+        "TURNS",
+        workspace_column("WORKSPACE")
+    );
+    for session in &sessions {
+        let _ = writeln!(
+            out,
+            "{:<8}  {:<16}  {:<14}  {:>5}  {}{}",
+            short(&session.id),
+            local_time(&session.updated),
+            session.status,
+            session.turns,
+            workspace_column(&elide(&session.workspace, 30, true)),
+            elide(session.first_input.as_deref().unwrap_or("-"), 60, false)
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn local_time(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M")
+                .to_string()
+        })
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// `text` in at most `width` characters, cut at its start (paths) or its end.
+fn elide(text: &str, width: usize, keep_end: bool) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_string();
+    }
+    match keep_end {
+        true => format!("…{}", text.chars().skip(count + 1 - width).collect::<String>()),
+        false => format!("{}…", text.chars().take(width - 1).collect::<String>()),
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ResumeArgs {
+    /// The session's id, or its beginning (`agent-host sessions` lists them).
+    id: String,
+    /// What to do next. Without it, an input the session was interrupted in is continued;
+    /// otherwise the task is asked for on a terminal.
+    task: Option<String>,
+    /// Where tools run (default: the session's own workspace).
+    #[command(flatten)]
+    env: EnvOptions,
+    /// Another model of the session's provider (default: the session's model).
+    #[arg(long)]
+    model: Option<String>,
+    /// Print one JSON object per event instead of readable text.
+    #[arg(long)]
+    json: bool,
+    /// Stop after this many more LLM turns (0 = unlimited).
+    #[arg(long, default_value_t = 0)]
+    max_turns: u32,
+    #[command(flatten)]
+    plugins: PluginOptions,
+}
+
+/// `agent-host resume`: the saved session in a fresh instance over its workspace, run like
+/// `agent-host run`.
+pub async fn resume(component: PathBuf, args: ResumeArgs) -> ExitCode {
+    let ResumeArgs {
+        id,
+        task,
+        mut env,
+        model,
+        json,
+        max_turns,
+        plugins,
+    } = args;
+    let store = match default_store() {
+        Ok(store) => store,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let stored = match store.load(&id) {
+        Ok(stored) => stored,
+        Err(e @ (PersistError::NotFound(_) | PersistError::Ambiguous { .. })) => return fail(exit::USAGE, e),
+        Err(e) => return fail(exit::AGENT_ERROR, format!("cannot read session {id}: {e}")),
+    };
+    for warning in &stored.warnings {
+        eprintln!("agent-host: warning: {warning}");
+    }
+    if stored.meta.endpoint.is_empty() {
+        return fail(
+            exit::AGENT_ERROR,
+            format!(
+                "session {} never started: there is nothing to resume",
+                stored.id()
+            ),
+        );
+    }
+    let task = match task {
+        Some(task) => task,
+        None => match next_task(&stored) {
+            Ok(task) => task,
+            Err(code) => return code,
+        },
+    };
+    if env.cwd.is_none() && env.env.is_none() {
+        env.cwd = Some(PathBuf::from(&stored.meta.workspace));
+    }
+    let choice = RunChoice {
+        provider: Some(stored.meta.endpoint.clone()),
+        model: Some(model.unwrap_or_else(|| stored.meta.model.clone())),
+        json,
+        max_turns: Some(max_turns),
+        settings: Default::default(),
+        record_replay: Default::default(),
+        persistence: Persistence::Resume(Box::new(stored)),
+    };
+    run(component, task, env, plugins, choice).await
+}
+
+/// Without a task: the interrupted input if there is one, else a task typed on the
+/// terminal (like Claude Code's `--resume`, which restores and waits for a prompt).
+fn next_task(stored: &StoredSession) -> Result<String, ExitCode> {
+    if let Some(input) = stored.interrupted_input() {
+        eprintln!(
+            "continuing the interrupted input: {}",
+            elide(input.lines().next().unwrap_or_default(), 70, false)
+        );
+        return Ok(continuation_prompt(&input));
+    }
+    let summary = stored.summary();
+    eprintln!(
+        "session {}: {} inputs, {} tool calls, {} turns, last input: {}",
+        stored.id(),
+        summary.inputs.len(),
+        summary.tool_calls,
+        summary.turns,
+        summary.inputs.last().map_or("-".to_string(), |i| elide(
+            i.lines().next().unwrap_or_default(),
+            60,
+            false
+        ))
+    );
+    if let Some(answer) = &summary.last_answer {
+        eprintln!("last answer: {}", elide(answer.trim(), 200, false));
+    }
+    let usage = || {
+        fail(
+            exit::USAGE,
+            format!(
+                "session {} finished its last input: say what to do next, e.g. agent-host resume {} \"TASK\"",
+                stored.id(),
+                short(stored.id())
+            ),
+        )
+    };
+    if !std::io::stdin().is_terminal() {
+        return Err(usage());
+    }
+    eprint!("task> ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(_) if !line.trim().is_empty() => Ok(line.trim().to_string()),
+        _ => Err(usage()),
+    }
+}

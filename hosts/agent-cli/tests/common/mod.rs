@@ -1,0 +1,103 @@
+//! Shared helpers of the agent-host integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Output;
+
+/// The built core component: `$AGENT_CORE_COMPONENT` (set by `make test`), else
+/// `target/agent-core.wasm` of the workspace. Missing is a failure, not a skip: `make test`
+/// always builds it first.
+pub fn component() -> PathBuf {
+    let path = std::env::var_os("AGENT_CORE_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/agent-core.wasm"));
+    assert!(
+        path.is_file(),
+        "the core component {} is missing: run `make component` (make test does it)",
+        path.display()
+    );
+    path
+}
+
+/// A cache directory shared by the tests of one run, so only the first compiles.
+pub fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+/// The `agent-host` binary with a clean environment: no provider variables of the machine
+/// leak in, and the test's component and cache are used.
+pub fn agent_host() -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    for (name, _) in std::env::vars() {
+        if ["ANTHROPIC_", "OPENAI_", "GEMINI_"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        {
+            cmd.env_remove(name);
+        }
+    }
+    // Nor the machine's own settings (user configuration file, AGENT_* variables).
+    for name in [
+        "AGENT_PROVIDER",
+        "AGENT_MODEL",
+        "AGENT_REASONING_EFFORT",
+        "AGENT_APPROVAL",
+    ] {
+        cmd.env_remove(name);
+    }
+    cmd.env(
+        "AGENT_HOST_CONFIG_DIR",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),
+    );
+    // Runs save their sessions: into the tests' own state directory, never the user's.
+    cmd.env("AGENT_CORE_COMPONENT", component())
+        .env("AGENT_HOST_CACHE_DIR", cache_dir())
+        .env(
+            "AGENT_HOST_STATE_DIR",
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("state"),
+        )
+        .kill_on_drop(true);
+    cmd
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+pub mod sshd;
+
+/// A tool plugin built by `make plugins` (target/plugins/NAME.wasm). Missing is a failure:
+/// `make test` builds them first.
+pub fn plugin(name: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/plugins/{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "the plugin {} is missing: run `make plugins` (make test does it)",
+        path.display()
+    );
+    path
+}
+
+/// A profile's tool names in the order the model is offered them: its own, then the
+/// subagent tools every profile has.
+pub fn profile_tools(provider: &str) -> Vec<&'static str> {
+    let mut tools = vec!["read_file", "write_file", "shell"];
+    match provider {
+        "openai" => tools.extend(["apply_patch", "grep", "glob"]),
+        "gemini" => tools.extend(["edit_file", "grep", "glob", "list_dir", "read_many_files"]),
+        _ => tools.extend(["edit_file", "grep", "glob"]),
+    }
+    tools.extend(["spawn_agent", "send_input", "wait", "close_agent"]);
+    tools
+}
+
+/// Whether the process whose id is written in `pid` (as a command's `echo $$` left it)
+/// still runs: a zombie waiting for its parent to reap it counts as gone. On `Some`, the
+/// process's `/proc` stat line, for the failure message.
+pub fn still_running(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).ok()?;
+    (!stat.contains(") Z ")).then_some(stat)
+}

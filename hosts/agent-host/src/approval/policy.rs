@@ -1,0 +1,371 @@
+//! The approval policy: modes, the [`ApprovalPrompt`] an application answers through, and
+//! the session's memory of "always" answers.
+
+use crate::approval::category::ToolCategory;
+use crate::approval::command_prefix::{self, CommandRule};
+use crate::environments::policy::command_guard::dangerous;
+use agent_protocol::ToolCategory as Kind;
+use agent_protocol::ports::{Approval, ApprovalRequest};
+use async_trait::async_trait;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+/// How tool calls are approved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Run every call (dangerous commands excepted).
+    #[default]
+    Auto,
+    /// Ask before writes and commands.
+    Ask,
+    /// Only reading: writes, commands and non-`read` host tools are refused.
+    ReadOnly,
+}
+
+impl ApprovalMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::ReadOnly => "read-only",
+        }
+    }
+}
+
+impl std::fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ApprovalMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "ask" => Ok(Self::Ask),
+            "read-only" | "readonly" | "read_only" => Ok(Self::ReadOnly),
+            other => Err(format!(
+                "unknown approval mode {other:?}: use auto, ask or read-only"
+            )),
+        }
+    }
+}
+
+/// One question to the user about one tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalQuestion {
+    /// The session asking (a subagent's own session for its calls).
+    pub session_id: String,
+    pub call_id: String,
+    pub tool_name: String,
+    /// One line from the core: `run \`cargo test\``, `write src/lib.rs`, `call apply_patch`.
+    pub summary: String,
+    /// The validated arguments, as JSON text (e.g. to show a patch or an edit in full).
+    pub arguments_json: String,
+    /// Why the command is dangerous, when it is; such a question offers no "always".
+    pub danger: Option<String>,
+    /// What answering [`ApprovalAnswer::Always`] allows for the rest of the session;
+    /// `None` when "always" is not offered (dangerous commands).
+    pub always: Option<AlwaysScope>,
+}
+
+impl ApprovalQuestion {
+    /// A question about writing `a.txt`, offering "always" for `write_file` when `always` is
+    /// set: the fixture of the prompts' unit tests, here and in the CLI's chat. Public rather
+    /// than `cfg(test)` because the CLI is another crate, which sees this one built without
+    /// `test`.
+    #[doc(hidden)]
+    pub fn sample(always: bool) -> Self {
+        Self {
+            session_id: "s".into(),
+            call_id: "c".into(),
+            tool_name: "write_file".into(),
+            summary: "write a.txt".into(),
+            arguments_json: "{}".into(),
+            danger: None,
+            always: always.then(|| AlwaysScope::Tool("write_file".into())),
+        }
+    }
+}
+
+/// What an "always" answer covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlwaysScope {
+    /// Every later call of this tool.
+    Tool(String),
+    /// Later shell commands covered by these rules (see [`command_prefix`]).
+    Commands(Vec<CommandRule>),
+}
+
+impl std::fmt::Display for AlwaysScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AlwaysScope::Tool(name) => write!(f, "every {name} call"),
+            AlwaysScope::Commands(rules) => {
+                let rules: Vec<String> = rules.iter().map(ToString::to_string).collect();
+                write!(f, "commands {}", rules.join(" or "))
+            }
+        }
+    }
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalAnswer {
+    /// Run this call.
+    Once,
+    /// Run this call and, for the rest of the session, what the question's `always` covers
+    /// (treated as [`ApprovalAnswer::Once`] when it offers nothing).
+    Always,
+    /// Do not run it; the reason, if any, reaches the model with the refusal.
+    Deny { reason: Option<String> },
+}
+
+/// Asks the user about a tool call. Implemented by the CLI's [`TerminalPrompt`] for
+/// `run`, by an interactive UI, or by a test's script.
+///
+/// Questions of one session come one at a time, but subagents run concurrently, so an
+/// implementation that shares one screen should serialise them. The call may wait as long
+/// as the user takes; interrupting the session abandons it (the future is dropped and the
+/// call is denied).
+#[async_trait]
+pub trait ApprovalPrompt: Send + Sync {
+    async fn ask(&self, question: &ApprovalQuestion) -> ApprovalAnswer;
+}
+
+/// What "always" answers allowed so far in one session.
+#[derive(Debug, Default)]
+struct Remembered {
+    tools: BTreeSet<String>,
+    commands: Vec<CommandRule>,
+}
+
+/// What a call does, for the decision.
+enum CallKind {
+    Read,
+    Write,
+    Command(String),
+}
+
+/// How tool calls are approved, with the session's memory of "always" answers. Sessions
+/// hold it in an `Arc`; [`ApprovalPolicy::for_session`] gives each new session its own
+/// memory, shared with its subagents.
+pub struct ApprovalPolicy {
+    mode: ApprovalMode,
+    prompt: Option<Arc<dyn ApprovalPrompt>>,
+    allow_dangerous: bool,
+    memory: Mutex<Remembered>,
+    /// Whether this instance already belongs to one session (its memory is that session's).
+    session_bound: bool,
+}
+
+impl Default for ApprovalPolicy {
+    fn default() -> Self {
+        Self::new(ApprovalMode::Auto)
+    }
+}
+
+impl std::fmt::Debug for ApprovalPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalPolicy")
+            .field("mode", &self.mode)
+            .field("prompt", &self.prompt.is_some())
+            .field("allow_dangerous", &self.allow_dangerous)
+            .finish()
+    }
+}
+
+impl ApprovalPolicy {
+    /// A policy of `mode` with nobody to ask: `ask` then denies writes and commands, and
+    /// dangerous commands are denied.
+    pub fn new(mode: ApprovalMode) -> Self {
+        Self {
+            mode,
+            prompt: None,
+            allow_dangerous: false,
+            memory: Mutex::default(),
+            session_bound: false,
+        }
+    }
+
+    /// Asks `prompt` where the mode (or a dangerous command) calls for asking.
+    pub fn with_prompt(mut self, prompt: Arc<dyn ApprovalPrompt>) -> Self {
+        self.prompt = Some(prompt);
+        self
+    }
+
+    /// Without a prompt, run dangerous commands instead of denying them.
+    pub fn allow_dangerous_commands(mut self, allow: bool) -> Self {
+        self.allow_dangerous = allow;
+        self
+    }
+
+    pub fn mode(&self) -> ApprovalMode {
+        self.mode
+    }
+
+    pub fn has_prompt(&self) -> bool {
+        self.prompt.is_some()
+    }
+
+    /// The same policy with `mode`, fresh memory.
+    pub fn with_mode(&self, mode: ApprovalMode) -> Self {
+        Self {
+            mode,
+            prompt: self.prompt.clone(),
+            allow_dangerous: self.allow_dangerous,
+            memory: Mutex::default(),
+            session_bound: false,
+        }
+    }
+
+    /// The policy a new session uses: this one if it already belongs to a session (a
+    /// subagent shares its parent's memory), else a copy with empty memory.
+    pub fn for_session(self: &Arc<Self>) -> Arc<Self> {
+        if self.session_bound {
+            return self.clone();
+        }
+        let mut policy = self.with_mode(self.mode);
+        policy.session_bound = true;
+        Arc::new(policy)
+    }
+
+    /// The decision on one call; `host_category` is a host tool's declared category.
+    pub async fn decide(&self, host_category: Option<ToolCategory>, request: &ApprovalRequest) -> Approval {
+        let kind = match request.category {
+            Kind::Command => CallKind::Command(command_of(&request.arguments_json)),
+            Kind::Write => CallKind::Write,
+            Kind::Host => match host_category {
+                Some(ToolCategory::Write | ToolCategory::Admin) => CallKind::Write,
+                _ => CallKind::Read,
+            },
+            Kind::Read | Kind::Search | Kind::Agent => CallKind::Read,
+        };
+        if self.mode == ApprovalMode::ReadOnly {
+            return read_only_decision(host_category, &request.tool_name);
+        }
+        if let CallKind::Command(command) = &kind
+            && let Some(why) = dangerous(command)
+        {
+            return self.decide_dangerous(request, command, why).await;
+        }
+        if self.mode == ApprovalMode::Auto {
+            return Approval::Allow;
+        }
+        if matches!(kind, CallKind::Read) || self.remembers(&request.tool_name, &kind) {
+            return Approval::Allow;
+        }
+        let always = match kind {
+            CallKind::Read => return Approval::Allow,
+            CallKind::Write => AlwaysScope::Tool(request.tool_name.clone()),
+            CallKind::Command(command) => AlwaysScope::Commands(command_prefix::rules_for(&command)),
+        };
+        let Some(prompt) = &self.prompt else {
+            return Approval::Deny(format!(
+                "the approval mode is `ask` and there is nobody to ask (no terminal), so {} was not \
+                 run. The user can allow writes and commands without asking with `--approval auto` \
+                 (or approval = \"auto\" in the configuration); tell them what you wanted to do",
+                request.tool_name
+            ));
+        };
+        let question = question(request, None, Some(always.clone()));
+        match prompt.ask(&question).await {
+            ApprovalAnswer::Once => Approval::Allow,
+            ApprovalAnswer::Always => {
+                self.remember(always);
+                Approval::Allow
+            }
+            ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
+        }
+    }
+
+    async fn decide_dangerous(&self, request: &ApprovalRequest, command: &str, why: &str) -> Approval {
+        match &self.prompt {
+            Some(prompt) => match prompt.ask(&question(request, Some(why), None)).await {
+                ApprovalAnswer::Once | ApprovalAnswer::Always => Approval::Allow,
+                ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
+            },
+            None if self.allow_dangerous => Approval::Allow,
+            None => Approval::Deny(format!(
+                "the command `{command}` was not run: {why}. Dangerous commands need the user's \
+                 approval and nobody can be asked here; if it is really needed, ask the user to run \
+                 it themselves (or to allow it with --allow-dangerous-commands)"
+            )),
+        }
+    }
+
+    fn remembers(&self, tool_name: &str, kind: &CallKind) -> bool {
+        let memory = lock(&self.memory);
+        match kind {
+            CallKind::Command(command) => command_prefix::is_covered(&memory.commands, command),
+            _ => memory.tools.contains(tool_name),
+        }
+    }
+
+    fn remember(&self, scope: AlwaysScope) {
+        let mut memory = lock(&self.memory);
+        match scope {
+            AlwaysScope::Tool(name) => {
+                memory.tools.insert(name);
+            }
+            AlwaysScope::Commands(rules) => {
+                for rule in rules {
+                    if !memory.commands.contains(&rule) {
+                        memory.commands.push(rule);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Read-only mode: built-in tools are left to the environment's read-only wrapper (which
+/// refuses writes and commands with its own message); host tools run outside it, so their
+/// declared category decides here.
+fn read_only_decision(host_category: Option<ToolCategory>, tool_name: &str) -> Approval {
+    match host_category {
+        Some(category) if category != ToolCategory::Read => Approval::Deny(format!(
+            "{tool_name} is a `{}` tool and this session is in read-only mode, where only `read` \
+             tools run; report what you would do with it instead",
+            category.as_str()
+        )),
+        _ => Approval::Allow,
+    }
+}
+
+fn question(
+    request: &ApprovalRequest,
+    danger: Option<&str>,
+    always: Option<AlwaysScope>,
+) -> ApprovalQuestion {
+    ApprovalQuestion {
+        session_id: request.session_id.clone(),
+        call_id: request.call_id.clone(),
+        tool_name: request.tool_name.clone(),
+        summary: request.summary.clone(),
+        arguments_json: request.arguments_json.clone(),
+        danger: danger.map(str::to_string),
+        always,
+    }
+}
+
+fn denial(reason: Option<String>) -> String {
+    match reason.map(|r| r.trim().to_string()).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("the user said: {reason}"),
+        None => "the user declined it without giving a reason; do not retry it as is".to_string(),
+    }
+}
+
+/// The `command` argument of a shell call (empty when missing; the core validated it).
+fn command_of(arguments_json: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(arguments_json)
+        .ok()
+        .and_then(|v| v.get("command").and_then(|c| c.as_str()).map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,322 @@
+//! One configuration file (the user's or the project's) as written: every value with the
+//! line it is on, checked before anything runs. Unknown keys and bad values are errors
+//! naming the file and the line.
+
+use crate::approval::ApprovalMode;
+use crate::config::agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
+use crate::config::source::{LayerKind, Source, Sourced, line_of};
+use crate::environments::env_vars::EnvPolicy;
+use crate::host_tools::command::CommandToolSpec;
+use agent_protocol::{ReasoningEffort, WireProtocol};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The file's schema. `api_key` fields exist only to refuse them with a helpful message.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    provider: Option<Spanned<String>>,
+    model: Option<Spanned<String>>,
+    reasoning_effort: Option<Spanned<String>>,
+    approval: Option<Spanned<String>>,
+    env_policy: Option<Spanned<String>>,
+    api_key: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    endpoints: BTreeMap<String, Spanned<RawEndpoint>>,
+    limits: Option<RawLimits>,
+    plugins: Option<Spanned<PluginsConfig>>,
+    #[serde(default)]
+    tools: Vec<Spanned<CommandToolSpec>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEndpoint {
+    base_url: Option<Spanned<String>>,
+    protocol: Option<Spanned<String>>,
+    api_key_env: Option<Spanned<String>>,
+    api_key: Option<Spanned<toml::Value>>,
+}
+
+/// `[limits]`: the session limits (spec 2.2) and the output-token cap.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub max_turns: Option<Spanned<u32>>,
+    pub max_tool_rounds_per_input: Option<Spanned<u32>>,
+    pub default_command_timeout_ms: Option<Spanned<u64>>,
+    pub max_command_timeout_ms: Option<Spanned<u64>>,
+    pub enable_loop_detection: Option<Spanned<bool>>,
+    pub loop_detection_window: Option<Spanned<u32>>,
+    pub max_subagent_depth: Option<Spanned<u32>>,
+    pub max_output_tokens: Option<Spanned<u32>>,
+}
+
+/// `[endpoints.<name>]` after checking.
+#[derive(Debug, Clone)]
+pub struct FileEndpoint {
+    /// Where the section is.
+    pub at: Source,
+    pub base_url: Option<Sourced<String>>,
+    pub protocol: Option<Sourced<WireProtocol>>,
+    pub api_key_env: Option<Sourced<String>>,
+}
+
+/// The limits a file sets, each with where.
+#[derive(Debug, Clone, Default)]
+pub struct FileLimits {
+    pub max_turns: Option<Sourced<u32>>,
+    pub max_tool_rounds_per_input: Option<Sourced<u32>>,
+    pub default_command_timeout_ms: Option<Sourced<u64>>,
+    pub max_command_timeout_ms: Option<Sourced<u64>>,
+    pub enable_loop_detection: Option<Sourced<bool>>,
+    pub loop_detection_window: Option<Sourced<u32>>,
+    pub max_subagent_depth: Option<Sourced<u32>>,
+    pub max_output_tokens: Option<Sourced<u32>>,
+}
+
+/// One checked configuration file.
+#[derive(Debug, Clone)]
+pub struct FileLayer {
+    pub kind: LayerKind,
+    pub path: PathBuf,
+    pub provider: Option<Sourced<String>>,
+    pub model: Option<Sourced<String>>,
+    pub reasoning_effort: Option<Sourced<ReasoningEffort>>,
+    pub approval: Option<Sourced<ApprovalMode>>,
+    pub env_policy: Option<Sourced<EnvPolicy>>,
+    pub endpoints: BTreeMap<String, FileEndpoint>,
+    pub limits: FileLimits,
+    /// Where `[plugins]` is, if the file has it.
+    pub plugins_at: Option<Source>,
+    /// Where the first `[[tools]]` is, if any.
+    pub tools_at: Option<Source>,
+    /// `[[tools]]` and `[plugins]` (plugin paths resolved against the file's folder).
+    pub agent: AgentConfig,
+}
+
+/// Parses a reasoning effort (`low`, `medium`, `high`).
+pub fn parse_effort(value: &str) -> Result<ReasoningEffort, String> {
+    match value {
+        "low" => Ok(ReasoningEffort::Low),
+        "medium" => Ok(ReasoningEffort::Medium),
+        "high" => Ok(ReasoningEffort::High),
+        other => Err(format!(
+            "unknown reasoning effort {other:?}: use low, medium or high"
+        )),
+    }
+}
+
+pub fn effort_name(effort: ReasoningEffort) -> &'static str {
+    match effort {
+        ReasoningEffort::Low => "low",
+        ReasoningEffort::Medium => "medium",
+        ReasoningEffort::High => "high",
+    }
+}
+
+/// Parses a wire protocol name as written in `[endpoints.<name>] protocol`.
+pub fn parse_protocol(value: &str) -> Result<WireProtocol, String> {
+    match value {
+        "anthropic" | "anthropic-messages" => Ok(WireProtocol::AnthropicMessages),
+        "openai" | "openai-responses" | "responses" => Ok(WireProtocol::OpenaiResponses),
+        "chat-completions" | "openai-chat" => Ok(WireProtocol::ChatCompletions),
+        "gemini" => Ok(WireProtocol::Gemini),
+        other => Err(format!(
+            "unknown protocol {other:?}: use anthropic, openai-responses, chat-completions or gemini"
+        )),
+    }
+}
+
+pub fn protocol_name(protocol: WireProtocol) -> &'static str {
+    match protocol {
+        WireProtocol::AnthropicMessages => "anthropic",
+        WireProtocol::OpenaiResponses => "openai-responses",
+        WireProtocol::ChatCompletions => "chat-completions",
+        WireProtocol::Gemini => "gemini",
+    }
+}
+
+impl FileLayer {
+    /// Reads and checks the file at `path`.
+    pub fn load(path: &Path, kind: LayerKind) -> Result<Self, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Self::parse(&text, path, kind)
+    }
+
+    /// Checks the text of a configuration file; `path` names it in messages and anchors
+    /// relative plugin paths (it is not read).
+    pub fn parse(text: &str, path: &Path, kind: LayerKind) -> Result<Self, String> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let at = |offset: usize| Source::file(kind, path, line_of(text, offset));
+        let place = |offset: usize, key: &str| format!("{}:{}: {key}", path.display(), line_of(text, offset));
+        let sourced = |value: &Spanned<String>| Sourced::new(value.get_ref().clone(), at(value.span().start));
+        // Each value parsed with its own parser; a mistake names the line.
+        fn parsed<T>(
+            value: &Option<Spanned<String>>,
+            key: &str,
+            parse: impl Fn(&str) -> Result<T, String>,
+            place: &dyn Fn(usize, &str) -> String,
+            at: &dyn Fn(usize) -> Source,
+        ) -> Result<Option<Sourced<T>>, String> {
+            value
+                .as_ref()
+                .map(|v| {
+                    parse(v.get_ref())
+                        .map(|parsed| Sourced::new(parsed, at(v.span().start)))
+                        .map_err(|e| format!("{}: {e}", place(v.span().start, key)))
+                })
+                .transpose()
+        }
+        if let Some(key) = &raw.api_key {
+            return Err(literal_key(&place(key.span().start, "api_key")));
+        }
+        let mut endpoints = BTreeMap::new();
+        for (name, endpoint) in &raw.endpoints {
+            let key = format!("endpoints.{name}");
+            let endpoint_ref = endpoint.get_ref();
+            if let Some(literal) = &endpoint_ref.api_key {
+                return Err(literal_key(&place(
+                    literal.span().start,
+                    &format!("{key}.api_key"),
+                )));
+            }
+            if let Some(var) = &endpoint_ref.api_key_env
+                && !is_variable_name(var.get_ref())
+            {
+                return Err(format!(
+                    "{}: {:?} is not an environment variable's name; api_key_env names the variable \
+                     that holds the key (e.g. \"OLLAMA_API_KEY\"), never the key itself",
+                    place(var.span().start, &format!("{key}.api_key_env")),
+                    redact_value(var.get_ref())
+                ));
+            }
+            endpoints.insert(
+                name.clone(),
+                FileEndpoint {
+                    at: at(endpoint.span().start),
+                    base_url: endpoint_ref.base_url.as_ref().map(sourced),
+                    protocol: parsed(
+                        &endpoint_ref.protocol,
+                        &format!("{key}.protocol"),
+                        parse_protocol,
+                        &place,
+                        &at,
+                    )?,
+                    api_key_env: endpoint_ref.api_key_env.as_ref().map(sourced),
+                },
+            );
+        }
+        if kind == LayerKind::User
+            && let Some(tool) = raw.tools.first()
+        {
+            return Err(format!(
+                "{}: [[tools]] run commands in a project and belong in its .agent/config.toml, not in \
+                 the user's configuration",
+                place(tool.span().start, "tools")
+            ));
+        }
+        let limit = |value: &Option<Spanned<u32>>| {
+            value
+                .as_ref()
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start)))
+        };
+        let raw_limits = raw.limits.unwrap_or_default();
+        let limits = FileLimits {
+            max_turns: limit(&raw_limits.max_turns),
+            max_tool_rounds_per_input: limit(&raw_limits.max_tool_rounds_per_input),
+            default_command_timeout_ms: raw_limits
+                .default_command_timeout_ms
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            max_command_timeout_ms: raw_limits
+                .max_command_timeout_ms
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            enable_loop_detection: raw_limits
+                .enable_loop_detection
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            loop_detection_window: limit(&raw_limits.loop_detection_window),
+            max_subagent_depth: limit(&raw_limits.max_subagent_depth),
+            max_output_tokens: limit(&raw_limits.max_output_tokens),
+        };
+        let plugins_at = raw.plugins.as_ref().map(|p| at(p.span().start));
+        let tools_at = raw.tools.first().map(|t| at(t.span().start));
+        let agent = AgentConfig::from_parts(
+            raw.tools,
+            raw.plugins.map(Spanned::into_inner).unwrap_or_default(),
+            text,
+            path,
+        )?;
+        Ok(Self {
+            kind,
+            path: path.to_path_buf(),
+            provider: raw.provider.as_ref().map(sourced),
+            model: raw.model.as_ref().map(sourced),
+            reasoning_effort: parsed(
+                &raw.reasoning_effort,
+                "reasoning_effort",
+                parse_effort,
+                &place,
+                &at,
+            )?,
+            approval: parsed(&raw.approval, "approval", |s| s.parse(), &place, &at)?,
+            env_policy: parsed(&raw.env_policy, "env_policy", |s| s.parse(), &place, &at)?,
+            endpoints,
+            limits,
+            plugins_at,
+            tools_at,
+            agent,
+        })
+    }
+}
+
+fn literal_key(place: &str) -> String {
+    format!(
+        "{place}: a configuration file never holds an API key; keep the key in an environment \
+         variable and name it with api_key_env = \"VARIABLE\" in the endpoint's section"
+    )
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A value that might be a key, shown only by its shape.
+fn redact_value(value: &str) -> String {
+    let chars: Vec<char> = value.chars().collect();
+    if chars.len() <= 8 {
+        return "…".to_string();
+    }
+    let head: String = chars[..3].iter().collect();
+    format!("{head}…")
+}
+/// Reading a configuration file for its tools and plugins (the file is checked whole).
+impl AgentConfig {
+    /// Reads and checks `path`; relative plugin paths are resolved against its folder.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Self::parse(&text, path)
+    }
+
+    /// Checks the text of a configuration file; `path` names it in messages and anchors
+    /// relative plugin paths (it is not read). The whole file is checked (model, limits,
+    /// endpoints, ... too: see [`crate::config`]); this keeps its tools and plugins.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, String> {
+        FileLayer::parse(text, path, LayerKind::Project).map(|layer| layer.agent)
+    }
+
+    /// Reads `<workspace>/.agent/config.toml` if there is one.
+    pub fn discover(workspace: &Path) -> Result<Option<(PathBuf, Self)>, String> {
+        let path = workspace.join(CONFIG_FILE);
+        match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            Ok(_) => Self::load(&path).map(|config| Some((path, config))),
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Where the configuration files are: the user's, the project's (or `--config`'s).
+
+use crate::config::agent_file::CONFIG_FILE;
+use crate::config::file::FileLayer;
+use crate::config::source::LayerKind;
+use crate::environments::options::EnvOptions;
+use std::path::{Path, PathBuf};
+
+/// The variable naming the user's configuration folder.
+pub const CONFIG_DIR_VAR: &str = "AGENT_HOST_CONFIG_DIR";
+
+/// Where the configuration files are for one command.
+#[derive(Debug, Clone, Default)]
+pub struct FileLocations {
+    /// The user file (it may not exist).
+    pub user: Option<PathBuf>,
+    /// The project file: `--config`'s, else `.agent/config.toml` in the workspace (it may
+    /// not exist; `None` for a remote workspace).
+    pub project: Option<PathBuf>,
+    /// Whether the project file was named explicitly (then it must exist).
+    pub project_explicit: bool,
+}
+
+impl FileLocations {
+    /// The files for a workspace (`None`: remote, no project file) and `--config`.
+    pub fn new(workspace: Option<&Path>, config_file: Option<&Path>) -> Self {
+        Self {
+            user: user_config_file(&|name| std::env::var(name).ok()),
+            project: config_file
+                .map(Path::to_path_buf)
+                .or_else(|| workspace.map(|w| w.join(CONFIG_FILE))),
+            project_explicit: config_file.is_some(),
+        }
+    }
+
+    /// The files for a command's environment options: the project file is looked for in
+    /// `--cwd` (or the current directory) when the environment is local.
+    pub fn for_env(env: &EnvOptions, config_file: Option<&Path>) -> Result<Self, String> {
+        let workspace = match env.env.as_deref() {
+            None | Some("local") => Some(match &env.cwd {
+                Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+                None => {
+                    std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?
+                }
+            }),
+            Some(_) => None,
+        };
+        Ok(Self::new(workspace.as_deref(), config_file))
+    }
+
+    /// The user file and the project file that exist, checked.
+    pub fn load(&self) -> Result<(Option<FileLayer>, Option<FileLayer>), String> {
+        let user = match &self.user {
+            Some(path) if path.is_file() => Some(FileLayer::load(path, LayerKind::User)?),
+            _ => None,
+        };
+        let project = match &self.project {
+            Some(path) if self.project_explicit || path.is_file() => {
+                Some(FileLayer::load(path, LayerKind::Project)?)
+            }
+            _ => None,
+        };
+        Ok((user, project))
+    }
+}
+
+/// The user's configuration file: `$AGENT_HOST_CONFIG_DIR/config.toml`, else
+/// `<config dir>/agent-host/config.toml`.
+pub fn user_config_file(lookup: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    match lookup(CONFIG_DIR_VAR).filter(|v| !v.trim().is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir).join("config.toml")),
+        None => dirs::config_dir().map(|dir| dir.join("agent-host").join("config.toml")),
+    }
+}

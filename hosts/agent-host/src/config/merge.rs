@@ -1,0 +1,378 @@
+//! Merging the layers into the effective settings.
+
+use crate::approval::ApprovalMode;
+use crate::config::agent_file::AgentConfig;
+use crate::config::defaults::default_model;
+use crate::config::file::{FileLayer, parse_effort, protocol_name};
+use crate::config::flags::Overrides;
+use crate::config::locations::FileLocations;
+use crate::config::source::{Source, Sourced};
+use crate::environments::env_vars::EnvPolicy;
+use crate::environments::options::EnvOptions;
+use crate::transport::endpoints::{COMPATIBLE_VAR, Endpoint, Endpoints, variable_prefix};
+use agent_protocol::{Limits, ReasoningEffort, WireProtocol};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const BUILT_IN: [&str; 3] = ["anthropic", "openai", "gemini"];
+
+/// The session limits in effect.
+#[derive(Debug, Clone)]
+pub struct LimitSettings {
+    pub max_turns: Sourced<u32>,
+    pub max_tool_rounds_per_input: Sourced<u32>,
+    /// `None`: the provider family's own default.
+    pub default_command_timeout_ms: Sourced<Option<u64>>,
+    pub max_command_timeout_ms: Sourced<u64>,
+    pub enable_loop_detection: Sourced<bool>,
+    pub loop_detection_window: Sourced<u32>,
+    pub max_subagent_depth: Sourced<u32>,
+    pub max_output_tokens: Sourced<Option<u32>>,
+}
+
+/// Where an endpoint's parts come from.
+#[derive(Debug, Clone)]
+pub struct EndpointSources {
+    pub base_url: Source,
+    pub protocol: Source,
+    /// Where the key's variable name comes from (the key itself always comes from it).
+    pub key_var: Source,
+}
+
+/// The effective settings of one command.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The user file looked for, and whether it exists.
+    pub user_file: Option<(PathBuf, bool)>,
+    /// The project file looked for, and whether it exists.
+    pub project_file: Option<(PathBuf, bool)>,
+    /// `None` when no provider is named and none is configured.
+    pub provider: Option<Sourced<String>>,
+    /// `None` for an OpenAI-compatible endpoint nobody named a model for.
+    pub model: Option<Sourced<String>>,
+    pub reasoning_effort: Sourced<Option<ReasoningEffort>>,
+    pub approval: Sourced<ApprovalMode>,
+    pub env_policy: Sourced<EnvPolicy>,
+    pub limits: LimitSettings,
+    /// Every endpoint: built-in ones, `OPENAI_COMPATIBLE_ENDPOINTS` and `[endpoints]`.
+    pub endpoints: Endpoints,
+    pub endpoint_sources: BTreeMap<String, EndpointSources>,
+    /// `[[tools]]` (project file) and `[plugins]` (project file, else user file).
+    pub agent: AgentConfig,
+    pub plugins_source: Source,
+    pub tools_source: Source,
+}
+
+/// A variable's value parsed, with the variable named in the error.
+fn parsed_var<T>(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<Sourced<T>>, String> {
+    lookup(name)
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| {
+            parse(v.trim())
+                .map(|value| Sourced::new(value, Source::env(name)))
+                .map_err(|e| format!("{name}: {e}"))
+        })
+        .transpose()
+}
+
+/// The last value given, lowest precedence first.
+fn pick<T>(default: Sourced<T>, layers: impl IntoIterator<Item = Option<Sourced<T>>>) -> Sourced<T> {
+    layers.into_iter().flatten().last().unwrap_or(default)
+}
+
+impl Settings {
+    /// The settings for a command: its files, the process environment and `overrides`.
+    pub fn for_command(
+        env: &EnvOptions,
+        config_file: Option<&Path>,
+        overrides: Overrides,
+    ) -> Result<Self, String> {
+        let locations = FileLocations::for_env(env, config_file)?;
+        Self::load(&locations, overrides, &|name| std::env::var(name).ok())
+    }
+
+    /// The settings from the files at `locations`, variables through `lookup`, and
+    /// `overrides`.
+    pub fn load(
+        locations: &FileLocations,
+        overrides: Overrides,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, String> {
+        let (user, project) = locations.load()?;
+        let files = [user.as_ref(), project.as_ref()];
+        let var = |name: &str| {
+            lookup(name)
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| Sourced::new(v, Source::env(name)))
+        };
+        let flag = |name: &str| Source::flag(name);
+        let (endpoints, endpoint_sources) = merge_endpoints(lookup, &files)?;
+
+        let provider = files
+            .iter()
+            .map(|f| f.and_then(|f| f.provider.clone()))
+            .chain([
+                var("AGENT_PROVIDER"),
+                overrides.provider.map(|p| Sourced::new(p, flag("--provider"))),
+            ])
+            .flatten()
+            .last()
+            .or_else(|| {
+                endpoints
+                    .first_configured()
+                    .map(|e| Sourced::default_value(e.name.clone()))
+            });
+        let model = provider.as_ref().and_then(|provider| {
+            // A file's model goes with that file's provider, if it names one: switching
+            // provider elsewhere does not send it a model of another vendor.
+            let file_model = |file: Option<&FileLayer>| {
+                file.filter(|f| f.provider.as_ref().is_none_or(|p| p.value == provider.value))
+                    .and_then(|f| f.model.clone())
+            };
+            let default = endpoints
+                .get(&provider.value)
+                .filter(|e| e.protocol != WireProtocol::ChatCompletions)
+                .map(|e| Sourced::default_value(default_model(e.protocol.family().as_str()).to_string()));
+            [
+                default,
+                file_model(user.as_ref()),
+                file_model(project.as_ref()),
+                var(&format!("{}_MODEL", variable_prefix(&provider.value))),
+                var("AGENT_MODEL"),
+                overrides.model.map(|m| Sourced::new(m, flag("--model"))),
+            ]
+            .into_iter()
+            .flatten()
+            .last()
+        });
+        let some = |s: Option<Sourced<ReasoningEffort>>| s.map(|s| Sourced::new(Some(s.value), s.source));
+        let reasoning_effort = pick(
+            Sourced::default_value(None),
+            files
+                .iter()
+                .map(|f| some(f.and_then(|f| f.reasoning_effort.clone())))
+                .chain([
+                    some(parsed_var(lookup, "AGENT_REASONING_EFFORT", parse_effort)?),
+                    overrides
+                        .reasoning_effort
+                        .map(|e| Sourced::new(Some(e), flag("--effort"))),
+                ]),
+        );
+        let approval = pick(
+            Sourced::default_value(ApprovalMode::Auto),
+            files.iter().map(|f| f.and_then(|f| f.approval.clone())).chain([
+                parsed_var(lookup, "AGENT_APPROVAL", str::parse)?,
+                overrides.approval.map(|a| Sourced::new(a, flag("--approval"))),
+                overrides
+                    .read_only
+                    .then(|| Sourced::new(ApprovalMode::ReadOnly, flag("--read-only"))),
+            ]),
+        );
+        let env_policy = pick(
+            Sourced::default_value(EnvPolicy::default()),
+            files
+                .iter()
+                .map(|f| f.and_then(|f| f.env_policy.clone()))
+                .chain([overrides
+                    .env_policy
+                    .map(|p| Sourced::new(p, flag("--env-policy")))]),
+        );
+        let limits = merge_limits(&files, overrides.max_turns);
+        let agent = file_tool_config(user.as_ref(), project.as_ref());
+        let plugins_source = files
+            .iter()
+            .rev()
+            .find_map(|f| f.and_then(|f| f.plugins_at.clone()))
+            .unwrap_or(Source::Default);
+        let tools_source = project
+            .as_ref()
+            .and_then(|p| p.tools_at.clone())
+            .unwrap_or(Source::Default);
+        Ok(Self {
+            user_file: locations.user.clone().map(|p| (p, user.is_some())),
+            project_file: locations.project.clone().map(|p| (p, project.is_some())),
+            provider,
+            model,
+            reasoning_effort,
+            approval,
+            env_policy,
+            limits,
+            endpoints,
+            endpoint_sources,
+            agent,
+            plugins_source,
+            tools_source,
+        })
+    }
+}
+
+fn merge_limits(files: &[Option<&FileLayer>; 2], max_turns: Option<u32>) -> LimitSettings {
+    let defaults = Limits::default();
+    macro_rules! layered {
+        ($field:ident, $default:expr) => {
+            pick(
+                Sourced::default_value($default),
+                files
+                    .iter()
+                    .map(|f| f.and_then(|f| f.limits.$field.clone())),
+            )
+        };
+    }
+    let mut limits = LimitSettings {
+        max_turns: layered!(max_turns, defaults.max_turns),
+        max_tool_rounds_per_input: layered!(max_tool_rounds_per_input, defaults.max_tool_rounds_per_input),
+        default_command_timeout_ms: pick(
+            Sourced::default_value(None),
+            files.iter().map(|f| {
+                f.and_then(|f| f.limits.default_command_timeout_ms.clone())
+                    .map(|s| Sourced::new(Some(s.value), s.source))
+            }),
+        ),
+        max_command_timeout_ms: layered!(max_command_timeout_ms, defaults.max_command_timeout_ms),
+        enable_loop_detection: layered!(enable_loop_detection, defaults.enable_loop_detection),
+        loop_detection_window: layered!(loop_detection_window, defaults.loop_detection_window),
+        max_subagent_depth: layered!(max_subagent_depth, defaults.max_subagent_depth),
+        max_output_tokens: pick(
+            Sourced::default_value(None),
+            files.iter().map(|f| {
+                f.and_then(|f| f.limits.max_output_tokens.clone())
+                    .map(|s| Sourced::new(Some(s.value), s.source))
+            }),
+        ),
+    };
+    if let Some(turns) = max_turns {
+        limits.max_turns = Sourced::new(turns, Source::flag("--max-turns"));
+    }
+    limits
+}
+
+/// `[[tools]]` of the project file; `[plugins]` of the project file, else the user file's.
+fn file_tool_config(user: Option<&FileLayer>, project: Option<&FileLayer>) -> AgentConfig {
+    let mut config = project.map(|p| p.agent.clone()).unwrap_or_default();
+    if project.is_none_or(|p| p.plugins_at.is_none())
+        && let Some(user) = user.filter(|u| u.plugins_at.is_some())
+    {
+        config.plugins = user.agent.plugins.clone();
+    }
+    config
+}
+
+/// The endpoints of the environment with the files' `[endpoints]` under them: a variable
+/// (`ANTHROPIC_BASE_URL`, an `OPENAI_COMPATIBLE_ENDPOINTS` entry) wins over a file.
+fn merge_endpoints(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    files: &[Option<&FileLayer>; 2],
+) -> Result<(Endpoints, BTreeMap<String, EndpointSources>), String> {
+    let non_empty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+    let mut endpoints = Endpoints::from_lookup(non_empty);
+    let mut sources = BTreeMap::new();
+    for name in endpoints.names() {
+        let built_in = BUILT_IN.contains(&name.as_str());
+        let base_var = format!("{}_BASE_URL", variable_prefix(&name));
+        let base_url = match (built_in, non_empty(&base_var)) {
+            (true, Some(_)) => Source::env(&base_var),
+            (true, None) => Source::Default,
+            (false, _) => Source::env(COMPATIBLE_VAR),
+        };
+        let protocol = if built_in {
+            Source::Default
+        } else {
+            Source::env(COMPATIBLE_VAR)
+        };
+        let key_var = Source::Default;
+        sources.insert(
+            name,
+            EndpointSources {
+                base_url,
+                protocol,
+                key_var,
+            },
+        );
+    }
+    let names: BTreeSet<&String> = files.iter().flatten().flat_map(|f| f.endpoints.keys()).collect();
+    for name in names {
+        // The project file's field, else the user file's.
+        let sections: Vec<_> = files
+            .iter()
+            .rev()
+            .flatten()
+            .filter_map(|f| f.endpoints.get(name))
+            .collect();
+        let base_url = sections.iter().find_map(|s| s.base_url.clone());
+        let protocol = sections.iter().find_map(|s| s.protocol.clone());
+        let api_key_env = sections.iter().find_map(|s| s.api_key_env.clone());
+        let Some(at) = sections.first().map(|s| s.at.clone()) else {
+            continue;
+        };
+        let (mut endpoint, mut from) = match (endpoints.get(name), sources.get(name)) {
+            (Some(endpoint), Some(from)) => {
+                let built_in = BUILT_IN.contains(&name.as_str());
+                if let Some(protocol) = &protocol
+                    && built_in
+                    && protocol.value != endpoint.protocol
+                {
+                    return Err(format!(
+                        "{}: endpoints.{name}.protocol: the built-in {name} endpoint speaks {}; name \
+                         another endpoint for a server speaking {}",
+                        protocol.source,
+                        protocol_name(endpoint.protocol),
+                        protocol_name(protocol.value)
+                    ));
+                }
+                (endpoint.clone(), from.clone())
+            }
+            _ => {
+                let Some(url) = &base_url else {
+                    return Err(format!(
+                        "{at}: endpoints.{name}: base_url is required for an endpoint that is not built in \
+                         (anthropic, openai, gemini)"
+                    ));
+                };
+                let protocol = protocol
+                    .clone()
+                    .unwrap_or(Sourced::default_value(WireProtocol::ChatCompletions));
+                let endpoint = Endpoint {
+                    name: name.clone(),
+                    base_url: url.value.clone(),
+                    api_key: None,
+                    auth: WireProtocol::auth(protocol.value),
+                    key_var: format!("{}_API_KEY", variable_prefix(name)),
+                    configured: true,
+                    protocol: protocol.value,
+                };
+                let from = EndpointSources {
+                    base_url: url.source.clone(),
+                    protocol: protocol.source,
+                    key_var: Source::Default,
+                };
+                (endpoint, from)
+            }
+        };
+        if let Some(url) = base_url
+            && from.base_url == Source::Default
+        {
+            endpoint.base_url = url.value;
+            from.base_url = url.source;
+        }
+        if let Some(var) = api_key_env {
+            endpoint.key_var = var.value;
+            from.key_var = var.source;
+        }
+        endpoint.api_key = non_empty(&endpoint.key_var);
+        endpoint.configured = endpoint.api_key.is_some() || from.base_url != Source::Default;
+        sources.insert(name.clone(), from);
+        endpoints.insert(endpoint);
+    }
+    Ok((endpoints, sources))
+}
+
+/// The command tools and plugins for a session: `[[tools]]` of the project file, and the
+/// `[plugins]` of the project file, else of the user file.
+pub fn host_tool_config(workspace: Option<&Path>, config_file: Option<&Path>) -> Result<AgentConfig, String> {
+    let (user, project) = FileLocations::new(workspace, config_file).load()?;
+    Ok(file_tool_config(user.as_ref(), project.as_ref()))
+}

@@ -1,0 +1,53 @@
+//! Layered settings: what a run uses and where each value comes from.
+//!
+//! Precedence, highest first: command-line flags, environment variables, the project file
+//! (`.agent/config.toml` in the workspace, or the file given with `--config`), the user file
+//! (`$AGENT_HOST_CONFIG_DIR/config.toml`, else `<config dir>/agent-host/config.toml`, e.g.
+//! `~/.config/agent-host/config.toml`), then built-in defaults.
+//!
+//! ```toml
+//! provider = "anthropic"            # or openai, gemini, or a name under [endpoints]
+//! model = "claude-sonnet-4-5"       # used only with this file's provider, if it names one
+//! reasoning_effort = "high"         # low | medium | high
+//! approval = "ask"                  # auto | ask | read-only
+//! env_policy = "core"               # inherit-all | core | none
+//!
+//! [endpoints.ollama]                # an endpoint; built-in names (anthropic, ...) adjust theirs
+//! base_url = "http://127.0.0.1:11434/v1"
+//! protocol = "chat-completions"     # anthropic | openai-responses | chat-completions | gemini
+//! api_key_env = "OLLAMA_API_KEY"    # the variable holding the key (never the key itself)
+//!
+//! [limits]
+//! max_turns = 50                    # and max_tool_rounds_per_input, default_command_timeout_ms,
+//!                                   # max_command_timeout_ms, enable_loop_detection,
+//!                                   # loop_detection_window, max_subagent_depth, max_output_tokens
+//! [plugins]                         # the project file's [plugins] replaces the user file's
+//! [[tools]]                         # project file only
+//! ```
+//!
+//! Environment: `AGENT_PROVIDER`, `AGENT_MODEL`, `AGENT_REASONING_EFFORT`, `AGENT_APPROVAL`,
+//! `<PROVIDER>_MODEL`, and the endpoints' `*_BASE_URL`, `*_API_KEY`,
+//! `OPENAI_COMPATIBLE_ENDPOINTS` (see [`crate::transport::endpoints`]).
+
+pub mod agent_file;
+pub mod defaults;
+pub mod file;
+pub mod flags;
+pub mod locations;
+pub mod merge;
+pub mod plugins;
+mod run;
+pub mod show;
+pub mod source;
+
+pub use agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
+pub use defaults::{default_model, locate_component, session_config};
+pub use flags::{Overrides, SettingsFlags};
+pub use locations::{CONFIG_DIR_VAR, FileLocations, user_config_file};
+pub use merge::{EndpointSources, LimitSettings, Settings, host_tool_config};
+pub use plugins::{PluginOptions, PluginSources, load_plugins, wasm_files};
+pub use run::RunTarget;
+pub use source::{LayerKind, Source, Sourced};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,116 @@
+//! What a run takes from the settings: provider, model, session configuration,
+//! environment options and approvals.
+
+use crate::approval::{ApprovalMode, ApprovalPolicy, ApprovalPrompt};
+use crate::config::merge::Settings;
+use crate::config::source::{Source, Sourced};
+use crate::environments::options::{EnvOptions, EnvPolicyArg};
+use crate::transport::endpoints::{COMPATIBLE_VAR, variable_prefix};
+use agent_protocol::{Limits, SessionConfig, WireProtocol};
+use std::sync::Arc;
+
+/// The provider, its protocol and profile, and the model of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunTarget {
+    pub provider: String,
+    pub protocol: WireProtocol,
+    /// The profile whose tools and prompt the session uses.
+    pub profile: &'static str,
+    pub model: String,
+}
+
+impl Settings {
+    /// The provider and model a run uses, or why there is none (a usage error).
+    pub fn target(&self) -> Result<RunTarget, String> {
+        let Some(provider) = &self.provider else {
+            return Err(
+                "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, \
+                        GEMINI_API_KEY), or ANTHROPIC_BASE_URL for an Anthropic-compatible server that \
+                        needs no key, or name a provider and its endpoint in the configuration"
+                    .to_string(),
+            );
+        };
+        let provider = &provider.value;
+        let endpoint = match self.endpoints.get(provider) {
+            None => {
+                return Err(format!(
+                    "unknown provider {provider:?}: use anthropic, openai, gemini, an endpoint named in \
+                     {COMPATIBLE_VAR} (name=url,...) or one under [endpoints] in the configuration"
+                ));
+            }
+            Some(endpoint) if !endpoint.configured => {
+                return Err(format!(
+                    "provider {provider} is not configured: set {} (or its base URL)",
+                    endpoint.key_var
+                ));
+            }
+            Some(endpoint) => endpoint,
+        };
+        let Some(model) = &self.model else {
+            return Err(format!(
+                "which model should {provider} run? Pass --model or set {}_MODEL (or model in the \
+                 configuration)",
+                variable_prefix(provider)
+            ));
+        };
+        Ok(RunTarget {
+            provider: provider.clone(),
+            protocol: endpoint.protocol,
+            profile: endpoint.protocol.family().as_str(),
+            model: model.value.clone(),
+        })
+    }
+
+    /// A session configuration for `target` with these settings' effort and limits.
+    pub fn session_config(&self, target: &RunTarget) -> SessionConfig {
+        let mut config = SessionConfig::new(target.profile, &target.model);
+        config.endpoint = target.provider.clone();
+        config.protocol = target.protocol;
+        self.apply(&mut config);
+        config
+    }
+
+    /// Sets the reasoning effort and the limits of `config`.
+    pub fn apply(&self, config: &mut SessionConfig) {
+        let limits = &self.limits;
+        config.reasoning_effort = self.reasoning_effort.value;
+        config.max_output_tokens = limits.max_output_tokens.value;
+        config.limits = Limits {
+            max_turns: limits.max_turns.value,
+            max_tool_rounds_per_input: limits.max_tool_rounds_per_input.value,
+            default_command_timeout_ms: limits.default_command_timeout_ms.value,
+            max_command_timeout_ms: limits.max_command_timeout_ms.value,
+            enable_loop_detection: limits.enable_loop_detection.value,
+            loop_detection_window: limits.loop_detection_window.value,
+            max_subagent_depth: limits.max_subagent_depth.value,
+        };
+    }
+
+    /// `options` with the variable policy and, in read-only mode, the read-only wrapper.
+    pub fn env_options(&self, mut options: EnvOptions) -> EnvOptions {
+        options.env_policy = Some(EnvPolicyArg(self.env_policy.value));
+        options.read_only |= self.approval.value == ApprovalMode::ReadOnly;
+        options
+    }
+
+    /// The approval policy of a run: its mode, `prompt` if someone can answer, and
+    /// whether dangerous commands may run when nobody can be asked.
+    pub fn approval_policy(
+        &self,
+        prompt: Option<Arc<dyn ApprovalPrompt>>,
+        allow_dangerous_commands: bool,
+    ) -> ApprovalPolicy {
+        let policy =
+            ApprovalPolicy::new(self.approval.value).allow_dangerous_commands(allow_dangerous_commands);
+        match prompt {
+            Some(prompt) => policy.with_prompt(prompt),
+            None => policy,
+        }
+    }
+
+    /// Replaces the provider and model (a replay uses the recorded ones).
+    pub fn set_target(&mut self, provider: String, model: String, source: Source) {
+        self.provider = Some(Sourced::new(provider, source.clone()));
+        self.model = Some(Sourced::new(model, source));
+    }
+}

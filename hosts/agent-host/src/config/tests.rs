@@ -1,0 +1,129 @@
+//! The merge's edge cases, without processes: endpoints from files and variables, bad
+//! variables, and what a run is refused for.
+
+use super::*;
+use agent_protocol::WireProtocol;
+
+/// Settings from a project file's text and some variables (no user file).
+fn settings(project: &str, vars: &[(&str, &str)]) -> Result<Settings, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, project).map_err(|e| e.to_string())?;
+    let locations = FileLocations {
+        user: None,
+        project: Some(path),
+        project_explicit: true,
+    };
+    let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let lookup = move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    Settings::load(&locations, Overrides::default(), &lookup)
+}
+
+#[test]
+fn a_variable_beats_the_file_for_a_base_url_and_the_file_names_the_key_variable() {
+    let file = "[endpoints.anthropic]\nbase_url = \"http://file\"\napi_key_env = \"MY_KEY\"\n";
+    let s = settings(file, &[("MY_KEY", "k")]).unwrap();
+    let anthropic = s.endpoints.get("anthropic").unwrap();
+    assert_eq!(anthropic.base_url, "http://file");
+    assert_eq!(anthropic.api_key.as_deref(), Some("k"));
+    assert_eq!(anthropic.key_var, "MY_KEY");
+    let s = settings(file, &[("ANTHROPIC_BASE_URL", "http://env")]).unwrap();
+    let anthropic = s.endpoints.get("anthropic").unwrap();
+    assert_eq!(anthropic.base_url, "http://env");
+    assert_eq!(
+        s.endpoint_sources["anthropic"].base_url,
+        Source::env("ANTHROPIC_BASE_URL")
+    );
+    assert!(anthropic.configured && anthropic.api_key.is_none());
+}
+
+#[test]
+fn endpoint_mistakes_are_explained() {
+    let error = settings("[endpoints.openai]\nprotocol = \"gemini\"\n", &[]).unwrap_err();
+    assert!(
+        error.contains(":2: endpoints.openai.protocol") && error.contains("openai-responses"),
+        "{error}"
+    );
+    let error = settings("\n[endpoints.local]\nprotocol = \"anthropic\"\n", &[]).unwrap_err();
+    assert!(
+        error.contains(":2: endpoints.local: base_url is required"),
+        "{error}"
+    );
+    let error = settings(
+        "[endpoints.local]\nbase_url = \"http://x\"\napi_key_env = \"sk-abc123456\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        error.contains("not an environment variable's name") && !error.contains("abc123456"),
+        "{error}"
+    );
+    let error = settings("api_key = \"sk-1\"\n", &[]).unwrap_err();
+    assert!(
+        error.contains(":1: api_key") && error.contains("api_key_env"),
+        "{error}"
+    );
+}
+
+#[test]
+fn bad_variables_name_themselves() {
+    let error = settings("", &[("AGENT_APPROVAL", "sometimes")]).unwrap_err();
+    assert!(
+        error.starts_with("AGENT_APPROVAL: unknown approval mode"),
+        "{error}"
+    );
+    let error = settings("", &[("AGENT_REASONING_EFFORT", "max")]).unwrap_err();
+    assert!(
+        error.starts_with("AGENT_REASONING_EFFORT: unknown reasoning effort"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_run_needs_a_known_configured_provider_and_a_model() {
+    let s = settings("", &[]).unwrap();
+    assert!(
+        s.target()
+            .unwrap_err()
+            .starts_with("no LLM provider is configured")
+    );
+    let s = settings("provider = \"nowhere\"\n", &[]).unwrap();
+    assert!(s.target().unwrap_err().contains("unknown provider \"nowhere\""));
+    let s = settings("provider = \"gemini\"\n", &[]).unwrap();
+    assert!(s.target().unwrap_err().contains("set GEMINI_API_KEY"));
+    let local = "provider = \"local\"\n[endpoints.local]\nbase_url = \"http://x/v1\"\n";
+    let error = settings(local, &[]).unwrap().target().unwrap_err();
+    assert!(
+        error.contains("which model should local run?") && error.contains("LOCAL_MODEL"),
+        "{error}"
+    );
+    let target = settings(local, &[("LOCAL_MODEL", "qwen")])
+        .unwrap()
+        .target()
+        .unwrap();
+    assert_eq!(
+        target,
+        RunTarget {
+            provider: "local".into(),
+            protocol: WireProtocol::ChatCompletions,
+            profile: "openai",
+            model: "qwen".into(),
+        }
+    );
+}
+
+#[test]
+fn the_session_configuration_carries_effort_and_limits() {
+    let file = "reasoning_effort = \"high\"\n[limits]\nmax_turns = 3\nenable_loop_detection = false\nmax_output_tokens = 999\n";
+    let s = settings(file, &[("ANTHROPIC_API_KEY", "k")]).unwrap();
+    let config = s.session_config(&s.target().unwrap());
+    assert_eq!(config.model, "claude-sonnet-4-5");
+    assert_eq!(
+        config.reasoning_effort,
+        Some(agent_protocol::ReasoningEffort::High)
+    );
+    assert_eq!(config.limits.max_turns, 3);
+    assert!(!config.limits.enable_loop_detection);
+    assert_eq!(config.limits.max_command_timeout_ms, 600_000);
+    assert_eq!(config.max_output_tokens, Some(999));
+}

@@ -1,0 +1,22 @@
+//! Execution environments (section 4 of the spec): where the agent's tools run. Every
+//! backend (the local machine, a host over SSH) and every policy wrapper implements
+//! [`Environment`], so they compose: a path boundary over a read-only view over SSH is as
+//! valid as the local machine alone. [`options::EnvOptions`] picks and wraps one.
+
+pub mod delegating;
+pub mod env_vars;
+pub mod environment;
+pub mod local;
+pub mod options;
+pub mod policy;
+pub mod process;
+mod search;
+pub mod ssh;
+
+pub use delegating::Delegating;
+pub use env_vars::EnvPolicy;
+pub use environment::{Environment, MAX_READ, read_window};
+pub use local::LocalEnvironment;
+pub use options::EnvOptions;
+pub use policy::{CommandGuard, Logged, PathPolicy, ReadOnly, Scoped};
+pub use process::{OUTPUT_CAP, ProcessHandle};

@@ -1,0 +1,58 @@
+//! Read-only mode: reads and searches go through, anything that could change files is
+//! refused with a reason the model can act on.
+
+use crate::environments::environment::Environment;
+use crate::environments::process::ProcessHandle;
+use agent_protocol::ports::FsError;
+use agent_protocol::ports::{SpawnError, SpawnRequest};
+use async_trait::async_trait;
+use std::sync::Arc;
+
+pub struct ReadOnly {
+    inner: Arc<dyn Environment>,
+}
+
+impl ReadOnly {
+    pub fn new(inner: Arc<dyn Environment>) -> Self {
+        Self { inner }
+    }
+}
+
+fn refuse(what: &str) -> FsError {
+    FsError::Denied(format!(
+        "read-only mode: {what} is not allowed; report the change you would make instead"
+    ))
+}
+
+/// What only reads is the forwarding default.
+#[async_trait]
+impl crate::environments::delegating::Delegating for ReadOnly {
+    fn inner(&self) -> &dyn Environment {
+        &*self.inner
+    }
+
+    async fn write_file(&self, path: &str, _contents: &[u8]) -> Result<(), FsError> {
+        Err(refuse(&format!("writing {path}")))
+    }
+
+    async fn delete_file(&self, path: &str) -> Result<(), FsError> {
+        Err(refuse(&format!("deleting {path}")))
+    }
+
+    async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
+        Err(refuse(&format!("renaming {from} to {to}")))
+    }
+
+    async fn create_directory(&self, path: &str) -> Result<(), FsError> {
+        Err(refuse(&format!("creating the directory {path}")))
+    }
+
+    async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
+        // A command can write anywhere the user can, so none runs in read-only mode.
+        Err(SpawnError::Denied(format!(
+            "read-only mode: commands are not run because they could change files (`{}`); \
+             use read_file, grep and glob to inspect the project",
+            request.command
+        )))
+    }
+}

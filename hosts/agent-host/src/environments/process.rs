@@ -1,0 +1,265 @@
+//! Real processes for the local environment: `/bin/bash -c` (or a program run directly, for
+//! command tools) in a new process group, stdin closed, stdout and stderr drained
+//! continuously (streamed and kept, up to a cap), and a timeout that sends SIGTERM to the
+//! group, waits 2 s, then SIGKILL.
+
+use crate::environments::env_vars::EnvPolicy;
+use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+use tokio::sync::{Notify, mpsc, watch};
+
+/// Bytes of each stream kept for the final result; beyond it output is counted, not kept,
+/// so a runaway command cannot exhaust the host's memory.
+pub const OUTPUT_CAP: usize = 32 * 1024 * 1024;
+/// Time between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long pipes may stay open after the shell exits (a backgrounded child holding them).
+const PIPE_LINGER: Duration = Duration::from_millis(500);
+
+/// A spawned command, as the component's `process` resource.
+pub struct ProcessHandle {
+    pid: u32,
+    output: mpsc::UnboundedReceiver<OutputChunk>,
+    result: watch::Receiver<Option<ExecResult>>,
+    kill: Arc<Notify>,
+}
+
+impl ProcessHandle {
+    /// A handle over any backend: its chunks, its final result and a kill switch.
+    pub fn from_parts(
+        pid: u32,
+        output: mpsc::UnboundedReceiver<OutputChunk>,
+        result: watch::Receiver<Option<ExecResult>>,
+        kill: Arc<Notify>,
+    ) -> Self {
+        Self {
+            pid,
+            output,
+            result,
+            kill,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Next output chunk; `None` once both streams are closed.
+    pub async fn read_output(&mut self) -> Option<OutputChunk> {
+        self.output.recv().await
+    }
+
+    /// Waits for exit (or the timeout) and returns everything the process wrote.
+    pub async fn wait(&mut self) -> ExecResult {
+        match self.result.wait_for(Option::is_some).await {
+            Ok(result) => result.clone().unwrap_or_else(lost_result),
+            Err(_) => lost_result(),
+        }
+    }
+
+    /// Terminates the process group (SIGTERM, grace period, SIGKILL).
+    pub fn kill(&self) {
+        self.kill.notify_one();
+    }
+}
+
+impl Drop for ProcessHandle {
+    fn drop(&mut self) {
+        // Nobody can wait for it any more: do not leave it running.
+        if self.result.borrow().is_none() {
+            self.kill.notify_one();
+        }
+    }
+}
+
+fn lost_result() -> ExecResult {
+    ExecResult {
+        stdout: String::new(),
+        stderr: "the process supervisor stopped unexpectedly".to_string(),
+        exit_code: -1,
+        timed_out: false,
+        duration_ms: 0,
+    }
+}
+
+/// Starts `command` in `cwd`: the host's variables that `policy` keeps, then the extra ones.
+pub fn spawn(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    policy: EnvPolicy,
+    extra_env: &[(String, String)],
+) -> std::io::Result<ProcessHandle> {
+    let mut cmd = tokio::process::Command::new("/bin/bash");
+    cmd.arg("-c").arg(command);
+    start(cmd, cwd, timeout, policy, extra_env)
+}
+
+/// Starts `program` with `args` directly, without a shell: each argument reaches the
+/// program as one argv element, exactly as given. Everything else is as in [`spawn`].
+pub fn spawn_program(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    timeout: Duration,
+    policy: EnvPolicy,
+    extra_env: &[(String, String)],
+) -> std::io::Result<ProcessHandle> {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args);
+    start(cmd, cwd, timeout, policy, extra_env)
+}
+
+/// Runs `cmd` supervised: own process group, stdin closed, pipes drained, the timeout.
+fn start(
+    mut cmd: tokio::process::Command,
+    cwd: &Path,
+    timeout: Duration,
+    policy: EnvPolicy,
+    extra_env: &[(String, String)],
+) -> std::io::Result<ProcessHandle> {
+    cmd.current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd.env_clear().envs(policy.filter(
+        std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    ));
+    for (name, value) in extra_env {
+        cmd.env(name, value);
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pid = child.id().unwrap_or(0);
+    let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
+    let (result_tx, result_rx) = watch::channel(None);
+    let kill = Arc::new(Notify::new());
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(drain(s, OutputStream::Stdout, chunk_tx.clone())));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(drain(s, OutputStream::Stderr, chunk_tx)));
+    let kill_signal = kill.clone();
+    tokio::spawn(async move {
+        let mut timed_out = false;
+        let status = tokio::select! {
+            status = child.wait() => status,
+            _ = tokio::time::sleep(timeout) => {
+                timed_out = true;
+                terminate(&mut child, pid).await
+            }
+            _ = kill_signal.notified() => terminate(&mut child, pid).await,
+        };
+        let exit_code = status.ok().and_then(|s| s.code()).unwrap_or(-1);
+        let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
+            let Some(task) = task else { return Vec::new() };
+            let abort = task.abort_handle();
+            match tokio::time::timeout(PIPE_LINGER, task).await {
+                Ok(Ok(bytes)) => bytes,
+                _ => {
+                    abort.abort();
+                    Vec::new()
+                }
+            }
+        };
+        let (out, err) = tokio::join!(collect(stdout), collect(stderr));
+        let _ = result_tx.send(Some(ExecResult {
+            stdout: String::from_utf8_lossy(&out).into_owned(),
+            stderr: String::from_utf8_lossy(&err).into_owned(),
+            exit_code: if timed_out { -1 } else { exit_code },
+            timed_out,
+            duration_ms: started.elapsed().as_millis() as u64,
+        }));
+    });
+    Ok(ProcessHandle {
+        pid,
+        output: chunk_rx,
+        result: result_rx,
+        kill,
+    })
+}
+
+/// SIGTERM to the group, then SIGKILL after the grace period.
+async fn terminate(child: &mut tokio::process::Child, pid: u32) -> std::io::Result<std::process::ExitStatus> {
+    let group = Pid::from_raw(pid as i32);
+    let _ = killpg(group, Signal::SIGTERM);
+    match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+        Ok(status) => {
+            // The shell may have exited on SIGTERM while a child ignores it.
+            let _ = killpg(group, Signal::SIGKILL);
+            status
+        }
+        Err(_) => {
+            let _ = killpg(group, Signal::SIGKILL);
+            child.wait().await
+        }
+    }
+}
+
+/// Output of one stream kept up to `OUTPUT_CAP`; beyond it bytes are counted only.
+#[derive(Default)]
+pub struct CappedOutput {
+    kept: Vec<u8>,
+    dropped: usize,
+}
+
+impl CappedOutput {
+    /// Keeps what fits and returns it (what should be streamed on).
+    pub fn push<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
+        let room = OUTPUT_CAP.saturating_sub(self.kept.len());
+        let keep = data.len().min(room);
+        self.kept.extend_from_slice(&data[..keep]);
+        self.dropped += data.len() - keep;
+        &data[..keep]
+    }
+
+    /// Everything kept, with a note of what was discarded.
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.dropped > 0 {
+            self.kept.extend_from_slice(
+                format!(
+                    "\n[output capped: {} further bytes were discarded]\n",
+                    self.dropped
+                )
+                .as_bytes(),
+            );
+        }
+        self.kept
+    }
+}
+
+/// Reads a pipe to its end, forwarding chunks and keeping up to `OUTPUT_CAP` bytes.
+async fn drain(
+    mut pipe: impl tokio::io::AsyncRead + Unpin,
+    stream: OutputStream,
+    chunks: mpsc::UnboundedSender<OutputChunk>,
+) -> Vec<u8> {
+    let mut output = CappedOutput::default();
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let kept = output.push(&buf[..n]);
+                if !kept.is_empty() {
+                    let _ = chunks.send(OutputChunk {
+                        stream,
+                        data: kept.to_vec(),
+                    });
+                }
+            }
+        }
+    }
+    output.finish()
+}

@@ -1,0 +1,9 @@
+//! The application's side of a running session: the store data every import reaches
+//! ([`state::HostState`]), and the control handle (steering, follow-ups, interruptions)
+//! and event stream an application holds ([`control`]).
+
+pub mod control;
+pub mod state;
+
+pub use control::{AgentEvent, HistorySink, SessionControl};
+pub use state::{HostState, NoTools, SubagentHost, ToolHost};

@@ -1,0 +1,228 @@
+//! LLM endpoints as the host resolves them: base URL and credentials, read from the
+//! environment (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, and the same for `OPENAI_*` and
+//! `GEMINI_*`), plus any number of named OpenAI-compatible servers listed in
+//! `OPENAI_COMPATIBLE_ENDPOINTS` (`name=url,...`, key in `<NAME>_API_KEY` if any). The
+//! component names an endpoint; it never sees a URL or a key.
+
+pub use agent_protocol::AuthStyle;
+use agent_protocol::{ProviderFamily, WireProtocol};
+use std::collections::BTreeMap;
+
+/// The variable listing named OpenAI-compatible (Chat Completions) endpoints.
+pub const COMPATIBLE_VAR: &str = "OPENAI_COMPATIBLE_ENDPOINTS";
+
+/// A configured endpoint.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub name: String,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub auth: AuthStyle,
+    /// The environment variable the key comes from, for messages.
+    pub key_var: String,
+    /// Whether the user set anything for it (a key or a base URL).
+    pub configured: bool,
+    /// The wire protocol the server speaks.
+    pub protocol: WireProtocol,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("configured", &self.configured)
+            .finish()
+    }
+}
+
+impl Endpoint {
+    /// Headers that authenticate a request.
+    pub fn auth_headers(&self) -> Vec<(String, String)> {
+        let Some(key) = &self.api_key else {
+            return Vec::new();
+        };
+        match self.auth {
+            AuthStyle::XApiKey => vec![("x-api-key".to_string(), key.clone())],
+            AuthStyle::Bearer => vec![("authorization".to_string(), format!("Bearer {key}"))],
+            AuthStyle::XGoogApiKey => vec![("x-goog-api-key".to_string(), key.clone())],
+        }
+    }
+
+    /// The full URL of a path. A base URL that already ends in `/v1` (the OpenAI SDK
+    /// convention) is not doubled by a path starting with `/v1/`.
+    pub fn url(&self, path: &str) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        let path = if base.ends_with("/v1") {
+            path.strip_prefix("/v1").unwrap_or(path)
+        } else {
+            path
+        };
+        format!("{base}{path}")
+    }
+}
+
+/// The prefix of a named endpoint's variables: `my-vllm` -> `MY_VLLM`.
+pub fn variable_prefix(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// All endpoints, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoints {
+    by_name: BTreeMap<String, Endpoint>,
+}
+
+impl Endpoints {
+    /// Reads the endpoints from a variable lookup (the process environment in the CLI).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
+        let non_empty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        let mut by_name = BTreeMap::new();
+        // Each provider family's own API, from the shared defaults.
+        for defaults in ProviderFamily::ALL.iter().filter_map(|f| f.defaults()) {
+            let prefix = &defaults.variable_prefix;
+            let key_var = format!("{prefix}_API_KEY");
+            let api_key = non_empty(&key_var);
+            let base_url = non_empty(&format!("{prefix}_BASE_URL"));
+            let configured = api_key.is_some() || base_url.is_some();
+            let name = defaults.id.as_str();
+            by_name.insert(
+                name.to_string(),
+                Endpoint {
+                    name: name.to_string(),
+                    base_url: base_url.unwrap_or_else(|| defaults.base_url.clone()),
+                    api_key,
+                    auth: defaults.protocol.auth(),
+                    key_var,
+                    configured,
+                    protocol: defaults.protocol,
+                },
+            );
+        }
+        let listed = non_empty(COMPATIBLE_VAR).unwrap_or_default();
+        for entry in listed.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let Some((name, url)) = entry.split_once('=') else {
+                tracing::warn!("{COMPATIBLE_VAR}: ignoring {entry:?}, expected name=url");
+                continue;
+            };
+            let (name, url) = (name.trim(), url.trim());
+            if name.is_empty() || url.is_empty() || by_name.contains_key(name) {
+                tracing::warn!("{COMPATIBLE_VAR}: ignoring {entry:?}: empty or reserved name");
+                continue;
+            }
+            let key_var = format!("{}_API_KEY", variable_prefix(name));
+            by_name.insert(
+                name.to_string(),
+                Endpoint {
+                    name: name.to_string(),
+                    base_url: url.to_string(),
+                    api_key: non_empty(&key_var),
+                    auth: AuthStyle::Bearer,
+                    key_var,
+                    configured: true,
+                    protocol: WireProtocol::ChatCompletions,
+                },
+            );
+        }
+        Self { by_name }
+    }
+
+    /// The names of every endpoint, for messages.
+    pub fn names(&self) -> Vec<String> {
+        self.by_name.keys().cloned().collect()
+    }
+
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Endpoint> {
+        self.by_name.get(name)
+    }
+
+    pub fn insert(&mut self, endpoint: Endpoint) {
+        self.by_name.insert(endpoint.name.clone(), endpoint);
+    }
+
+    /// The first configured provider endpoint, in the order anthropic, openai, gemini.
+    pub fn first_configured(&self) -> Option<&Endpoint> {
+        ProviderFamily::ALL
+            .iter()
+            .filter_map(|family| self.by_name.get(family.as_str()))
+            .find(|e| e.configured)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_and_key_come_from_the_environment() {
+        let endpoints = Endpoints::from_lookup(|name| match name {
+            "ANTHROPIC_API_KEY" => Some("k".to_string()),
+            "OPENAI_BASE_URL" => Some("http://127.0.0.1:9/v1/".to_string()),
+            _ => None,
+        });
+        let anthropic = endpoints.get("anthropic").unwrap();
+        assert_eq!(
+            anthropic.url("/v1/messages"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            anthropic.auth_headers(),
+            vec![("x-api-key".to_string(), "k".to_string())]
+        );
+        let openai = endpoints.get("openai").unwrap();
+        assert!(openai.configured && openai.api_key.is_none());
+        assert_eq!(openai.url("/v1/responses"), "http://127.0.0.1:9/v1/responses");
+        assert!(!endpoints.get("gemini").unwrap().configured);
+        assert_eq!(endpoints.first_configured().unwrap().name, "anthropic");
+    }
+
+    #[test]
+    fn named_openai_compatible_endpoints_speak_chat_completions() {
+        let endpoints = Endpoints::from_lookup(|name| match name {
+            "OPENAI_COMPATIBLE_ENDPOINTS" => Some(
+                "ollama=http://127.0.0.1:11434/v1, my-vllm=http://10.0.0.2:8000,bad,anthropic=x".to_string(),
+            ),
+            "MY_VLLM_API_KEY" => Some("tok".to_string()),
+            _ => None,
+        });
+        let ollama = endpoints.get("ollama").unwrap();
+        assert_eq!(ollama.protocol, WireProtocol::ChatCompletions);
+        assert!(ollama.configured && ollama.api_key.is_none());
+        assert_eq!(
+            ollama.url("/v1/chat/completions"),
+            "http://127.0.0.1:11434/v1/chat/completions"
+        );
+        let vllm = endpoints.get("my-vllm").unwrap();
+        assert_eq!(vllm.key_var, "MY_VLLM_API_KEY");
+        assert_eq!(
+            vllm.auth_headers(),
+            vec![("authorization".to_string(), "Bearer tok".to_string())]
+        );
+        assert_eq!(
+            endpoints.get("anthropic").unwrap().protocol,
+            WireProtocol::AnthropicMessages,
+            "a built-in name is not overridden"
+        );
+        assert_eq!(endpoints.names().len(), 5);
+    }
+
+    #[test]
+    fn debug_output_redacts_the_key() {
+        let endpoints =
+            Endpoints::from_lookup(|n| (n == "ANTHROPIC_API_KEY").then(|| "sk-secret".to_string()));
+        assert!(!format!("{endpoints:?}").contains("sk-secret"));
+    }
+}

@@ -1,0 +1,98 @@
+//! `llm-transport` over reqwest: resolves endpoint names, attaches credentials, and streams
+//! response bodies chunk by chunk.
+
+use crate::transport::endpoints::Endpoints;
+use crate::transport::response::ResponseHandle;
+use agent_protocol::ports::{HttpRequest, TransportError};
+use futures_util::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The HTTP client shared by every session of a host.
+#[derive(Clone)]
+pub struct HttpTransport {
+    client: reqwest::Client,
+    endpoints: Arc<Endpoints>,
+}
+
+impl HttpTransport {
+    pub fn new(endpoints: Endpoints) -> anyhow::Result<Self> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            .user_agent(concat!("agent-host/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self {
+            client,
+            endpoints: Arc::new(endpoints),
+        })
+    }
+
+    pub fn endpoints(&self) -> &Endpoints {
+        &self.endpoints
+    }
+
+    /// Sends a request and returns once the response head arrived.
+    pub async fn send(&self, request: HttpRequest) -> Result<ResponseHandle, TransportError> {
+        let endpoint = self.endpoints.get(&request.endpoint).ok_or_else(|| {
+            TransportError::UnknownEndpoint(format!("no endpoint named {:?} is configured", request.endpoint))
+        })?;
+        if !endpoint.configured {
+            return Err(TransportError::NotConfigured(format!(
+                "endpoint {:?} has no API key: set {} (or its base URL for a local server)",
+                endpoint.name, endpoint.key_var
+            )));
+        }
+        let method = reqwest::Method::from_bytes(request.method.as_bytes())
+            .map_err(|_| TransportError::Connect(format!("invalid HTTP method {:?}", request.method)))?;
+        let url = endpoint.url(&request.path);
+        let mut builder = self.client.request(method, &url).body(request.body);
+        for (name, value) in request.headers.iter().chain(endpoint.auth_headers().iter()) {
+            builder = builder.header(name, value);
+        }
+        tracing::debug!(%url, "sending LLM request");
+        // Only the wait for the response head is bounded here: a long answer may stream
+        // for minutes, and its reads have their own idle timeout.
+        let head_timeout = Duration::from_millis(request.timeout_ms.unwrap_or(600_000).max(1_000));
+        let response = match tokio::time::timeout(head_timeout, builder.send()).await {
+            Err(_) => {
+                return Err(TransportError::Timeout(format!(
+                    "{url}: no response within {} ms",
+                    head_timeout.as_millis()
+                )));
+            }
+            Ok(result) => {
+                result.map_err(|e| TransportError::Connect(format!("{url}: {}", error_chain(&e))))?
+            }
+        };
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = response
+            .bytes_stream()
+            .map(|chunk| chunk.map_err(|e| TransportError::Io(error_chain(&e))));
+        Ok(ResponseHandle::new(status, headers, Box::pin(body)))
+    }
+}
+
+/// An error with its causes, e.g. "error sending request: connection refused".
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,125 @@
+//! The `agent-core` world's imports for a session's store: each generated trait converts
+//! its arguments once and delegates to [`HostState`], which speaks the host's own types.
+
+use super::core::{host_tools, llm_transport as lt, session_host as sh, types};
+use super::environment::{EnvView, EnvironmentHost};
+use crate::session_host::state::HostState;
+use crate::transport::response::ResponseHandle;
+use wasmtime::Result;
+use wasmtime::component::Resource;
+
+impl EnvironmentHost for HostState {
+    fn env_view(&mut self) -> EnvView<'_> {
+        EnvView {
+            env: &self.env,
+            table: &mut self.table,
+            control: Some(self.control.clone()),
+        }
+    }
+}
+
+impl lt::Host for HostState {
+    async fn send(
+        &mut self,
+        request: lt::HttpRequest,
+    ) -> Result<Result<Resource<ResponseHandle>, lt::TransportError>> {
+        match HostState::send(self, request.into()).await {
+            Ok(response) => Ok(Ok(self.table.push(response)?)),
+            Err(error) => Ok(Err(error.into())),
+        }
+    }
+}
+
+impl lt::HostHttpResponse for HostState {
+    async fn status(&mut self, response: Resource<ResponseHandle>) -> Result<u16> {
+        Ok(self.table.get(&response)?.status)
+    }
+
+    async fn headers(&mut self, response: Resource<ResponseHandle>) -> Result<Vec<(String, String)>> {
+        Ok(self.table.get(&response)?.headers.clone())
+    }
+
+    async fn next_chunk(
+        &mut self,
+        response: Resource<ResponseHandle>,
+    ) -> Result<Result<Option<Vec<u8>>, lt::TransportError>> {
+        let control = self.control.clone();
+        let response = self.table.get_mut(&response)?;
+        Ok(HostState::next_chunk(control, response).await.map_err(Into::into))
+    }
+
+    async fn drop(&mut self, response: Resource<ResponseHandle>) -> Result<()> {
+        self.table.delete(response)?;
+        Ok(())
+    }
+}
+
+impl sh::Host for HostState {
+    async fn emit(&mut self, event: sh::Event) -> Result<()> {
+        HostState::emit(
+            self,
+            event.kind.into(),
+            event.session_id,
+            event.timestamp_ms,
+            &event.data_json,
+        );
+        Ok(())
+    }
+
+    async fn record_history(&mut self, _session_id: String, entry_json: String) -> Result<()> {
+        HostState::record_history(self, &entry_json);
+        Ok(())
+    }
+
+    async fn take_steering(&mut self, _session_id: String) -> Result<Vec<String>> {
+        Ok(self.control.take_steering())
+    }
+
+    async fn take_follow_ups(&mut self, _session_id: String) -> Result<Vec<String>> {
+        Ok(self.control.take_follow_ups())
+    }
+
+    async fn abort_requested(&mut self, _session_id: String) -> Result<Option<sh::Interruption>> {
+        Ok(self.control.interruption().map(Into::into))
+    }
+
+    async fn sleep(&mut self, _session_id: String, ms: u64) -> Result<bool> {
+        Ok(HostState::sleep(self, ms).await)
+    }
+
+    async fn log(&mut self, level: types::LogLevel, message: String) -> Result<()> {
+        HostState::log(level.into(), &message);
+        Ok(())
+    }
+
+    async fn approve(&mut self, request: sh::ApprovalRequest) -> Result<sh::Approval> {
+        Ok(HostState::approve(self, request.into()).await.into())
+    }
+
+    async fn spawn_subagent(&mut self, request: sh::SubagentRequest) -> Result<Result<String, String>> {
+        Ok(HostState::spawn_subagent(self, request.into()).await)
+    }
+
+    async fn subagent_send(&mut self, agent_id: String, message: String) -> Result<Result<(), String>> {
+        Ok(HostState::subagent_send(self, &agent_id, message))
+    }
+
+    async fn subagent_wait(&mut self, agent_id: String) -> Result<Result<sh::SubagentResult, String>> {
+        Ok(HostState::subagent_wait(self, &agent_id).await.map(Into::into))
+    }
+
+    async fn subagent_close(&mut self, agent_id: String) -> Result<Result<(), String>> {
+        Ok(HostState::subagent_close(self, &agent_id).await)
+    }
+}
+
+impl host_tools::Host for HostState {
+    async fn call(
+        &mut self,
+        _session_id: String,
+        name: String,
+        arguments_json: String,
+    ) -> Result<Result<String, String>> {
+        Ok(HostState::call_tool(self, &name, &arguments_json).await)
+    }
+}
