@@ -1,5 +1,5 @@
 //! agent-core: the whole coding agent (session, loop, LLM wire protocols, tools) as one
-//! crate that compiles natively (for tests, with in-memory fakes of every port) and to a
+//! crate that compiles natively (for tests, over the in-memory fakes of `agent-test-support`) and to a
 //! WebAssembly component whose only authority is its imports.
 
 pub mod config;
@@ -16,9 +16,6 @@ pub mod prompt_context;
 pub mod session;
 pub mod tools;
 pub mod truncation;
-
-#[cfg(not(target_arch = "wasm32"))]
-pub mod fakes;
 
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]

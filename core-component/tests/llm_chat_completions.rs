@@ -6,9 +6,9 @@
 
 mod common;
 
-use agent_core::fakes::{FakeEnv, ScriptedResponse};
 use agent_core::llm::{ReasoningEffort, WireProtocol};
 use agent_core::{EventKind, SessionConfig, StopReason};
+use agent_test_support::fakes::{FakeEnv, ScriptedResponse};
 use common::Harness;
 use serde_json::{Value, json};
 

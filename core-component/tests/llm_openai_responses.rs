@@ -5,9 +5,9 @@
 
 mod common;
 
-use agent_core::fakes::{FakeEnv, ScriptedResponse};
 use agent_core::llm::WireProtocol;
 use agent_core::{EventKind, SessionConfig, SessionState, StopReason};
+use agent_test_support::fakes::{FakeEnv, ScriptedResponse};
 use common::Harness;
 use serde_json::{Value, json};
 

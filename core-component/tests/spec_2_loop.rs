@@ -5,9 +5,9 @@
 
 mod common;
 
-use agent_core::fakes::{FakeEnv, ScriptedResponse};
 use agent_core::ports::{ExecResult, Interruption, TransportError};
 use agent_core::{AgentError, EventKind, Session, SessionConfig, SessionState, StopReason};
+use agent_test_support::fakes::{FakeEnv, ScriptedResponse};
 use common::{Harness, text_reply, tool_reply};
 use serde_json::json;
 
@@ -366,8 +366,10 @@ fn snapshot_and_restore_continue_the_same_conversation() {
     let mut h = Harness::new(vec![text_reply("remembered")]);
     h.session.submit("remember 42").unwrap();
     let snapshot = h.session.snapshot();
-    let transport = std::rc::Rc::new(agent_core::fakes::ScriptedTransport::new(vec![text_reply("42")]));
-    let ports = agent_core::fakes::ports(h.env.clone(), transport.clone(), h.host.clone());
+    let transport = std::rc::Rc::new(agent_test_support::fakes::ScriptedTransport::new(vec![
+        text_reply("42"),
+    ]));
+    let ports = agent_test_support::fakes::ports(h.env.clone(), transport.clone(), h.host.clone());
     let mut restored = Session::restore(&snapshot, ports).unwrap();
     assert_eq!(restored.id(), h.session.id());
     restored.submit("what was it?").unwrap();
@@ -379,7 +381,7 @@ fn snapshot_and_restore_continue_the_same_conversation() {
     assert!(matches!(
         Session::restore(
             "{}",
-            agent_core::fakes::ports(h.env.clone(), transport, h.host.clone())
+            agent_test_support::fakes::ports(h.env.clone(), transport, h.host.clone())
         ),
         Err(AgentError::InvalidConfig(_))
     ));

@@ -4,8 +4,8 @@
 
 mod common;
 
-use agent_core::fakes::{FakeEnv, ScriptedResponse};
 use agent_core::{EventKind, SessionConfig, StopReason};
+use agent_test_support::fakes::{FakeEnv, ScriptedResponse};
 use common::{Harness, text_reply, tool_reply};
 use serde_json::json;
 

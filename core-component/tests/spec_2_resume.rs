@@ -7,10 +7,10 @@
 
 mod common;
 
-use agent_core::fakes::{FakeEnv, RecordingHost, ScriptedTransport, ports};
 use agent_core::history::{HistoryEntry, Turn};
 use agent_core::llm::ContentPart;
 use agent_core::{AgentError, ResumeRequest, Session, SessionConfig, SessionState};
+use agent_test_support::fakes::{FakeEnv, RecordingHost, ScriptedTransport, ports};
 use common::{Harness, blocks_reply, text_reply};
 use serde_json::json;
 use std::rc::Rc;
@@ -20,7 +20,7 @@ fn journal(host: &RecordingHost) -> Vec<String> {
 }
 
 /// Two rounds with signed reasoning: two shell calls, then an answer.
-fn reasoning_replies() -> Vec<agent_core::fakes::ScriptedResponse> {
+fn reasoning_replies() -> Vec<agent_test_support::fakes::ScriptedResponse> {
     vec![
         blocks_reply(&[
             json!({"type": "thinking", "thinking": "Two commands.", "signature": "sig-1"}),

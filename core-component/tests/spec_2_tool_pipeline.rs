@@ -5,10 +5,10 @@
 
 mod common;
 
-use agent_core::fakes::FakeEnv;
 use agent_core::llm::ToolDefinition;
 use agent_core::ports::ExecResult;
 use agent_core::{EventKind, SessionConfig, StopReason};
+use agent_test_support::fakes::FakeEnv;
 use common::{Harness, text_reply, tool_reply};
 use serde_json::json;
 
@@ -16,7 +16,7 @@ fn shell(id: &str, command: &str) -> (String, String, serde_json::Value) {
     (id.to_string(), "shell".to_string(), json!({"command": command}))
 }
 
-fn reply(calls: &[(String, String, serde_json::Value)]) -> agent_core::fakes::ScriptedResponse {
+fn reply(calls: &[(String, String, serde_json::Value)]) -> agent_test_support::fakes::ScriptedResponse {
     let refs: Vec<(&str, &str, serde_json::Value)> = calls
         .iter()
         .map(|(id, name, args)| (id.as_str(), name.as_str(), args.clone()))

@@ -5,8 +5,8 @@
 
 mod common;
 
-use agent_core::fakes::FakeEnv;
 use agent_core::{SessionConfig, StopReason};
+use agent_test_support::fakes::FakeEnv;
 use common::{Harness, text_reply, tool_reply};
 use serde_json::{Value, json};
 

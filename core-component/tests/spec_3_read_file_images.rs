@@ -5,11 +5,11 @@
 
 mod common;
 
-use agent_core::fakes::FakeEnv;
 use agent_core::llm::{
     ContentPart, ImageData, Message, Request, Role, anthropic, chat_completions, gemini, openai_responses,
 };
 use agent_core::{EventKind, SessionConfig};
+use agent_test_support::fakes::FakeEnv;
 use base64::Engine;
 use common::{Harness, text_reply, tool_reply};
 use serde_json::{Value, json};

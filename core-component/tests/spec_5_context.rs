@@ -5,8 +5,8 @@
 
 mod common;
 
-use agent_core::fakes::{FakeEnv, ScriptedResponse};
 use agent_core::{EventKind, SessionConfig, SessionState, StopReason};
+use agent_test_support::fakes::{FakeEnv, ScriptedResponse};
 use common::{Harness, blocks_reply_with_usage, text_reply};
 use serde_json::json;
 

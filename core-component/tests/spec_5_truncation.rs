@@ -4,9 +4,9 @@
 
 mod common;
 
-use agent_core::fakes::FakeEnv;
 use agent_core::ports::ExecResult;
 use agent_core::{EventKind, SessionConfig};
+use agent_test_support::fakes::FakeEnv;
 use common::{Harness, text_reply, tool_reply};
 use serde_json::json;
 

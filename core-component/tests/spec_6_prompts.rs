@@ -6,8 +6,8 @@
 mod common;
 
 use agent_core::SessionConfig;
-use agent_core::fakes::FakeEnv;
 use agent_core::ports::ExecResult;
+use agent_test_support::fakes::FakeEnv;
 use common::{Harness, text_reply};
 
 fn repository() -> FakeEnv {

@@ -7,8 +7,8 @@
 mod common;
 
 use agent_core::SessionConfig;
-use agent_core::fakes::FakeEnv;
 use agent_core::ports::SubagentRequest;
+use agent_test_support::fakes::FakeEnv;
 use common::{Harness, text_reply, tool_reply};
 use serde_json::{Value, json};
 

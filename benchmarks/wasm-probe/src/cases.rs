@@ -2,10 +2,10 @@
 //! times (only `run` is timed), then verified. The same code runs natively and in wasm.
 
 use crate::fixtures::{self, FUNCTION_LINES, PATH, Sloppiness};
-use crate::memory::{self, MemoryEnv};
 use agent_core::edit_match::Pass;
 use agent_core::ports::Ports;
 use agent_core::truncation;
+use agent_test_support::quiet::{self, MemoryEnv};
 use std::rc::Rc;
 
 /// What is timed. The numbers are the wasm exports' `case` argument.
@@ -178,7 +178,7 @@ impl Probe {
         let work = match tool_inputs(case, sizes) {
             Some(inputs) => {
                 let env = Rc::new(MemoryEnv::default());
-                let ports = memory::ports(env.clone());
+                let ports = quiet::ports(env.clone());
                 Work::Tool { inputs, env, ports }
             }
             None => Work::Truncate {

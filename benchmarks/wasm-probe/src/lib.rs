@@ -10,7 +10,6 @@
 
 pub mod cases;
 pub mod fixtures;
-mod memory;
 
 #[cfg(target_arch = "wasm32")]
 mod exports;

@@ -2,7 +2,7 @@
 //! panic, and a patch that fails leaves every file as it was.
 #![no_main]
 
-use agent_core::fakes::FakeEnv;
+use agent_test_support::fakes::FakeEnv;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &str| {

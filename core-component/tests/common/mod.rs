@@ -3,14 +3,12 @@
 
 pub mod conformance;
 
-use agent_core::fakes::{FakeEnv, RecordingHost, ScriptedResponse, ScriptedTransport, ports};
 use agent_core::{Session, SessionConfig};
+use agent_test_support::fakes::{FakeEnv, RecordingHost, ScriptedResponse, ScriptedTransport, ports};
+use agent_test_support::wire::Block;
+use agent_test_support::wire::anthropic::{self, Shape};
 use serde_json::{Value, json};
 use std::rc::Rc;
-
-fn event(name: &str, data: Value) -> String {
-    format!("event: {name}\ndata: {data}\n\n")
-}
 
 /// An Anthropic stream answering with text only.
 pub fn text_reply(text: &str) -> ScriptedResponse {
@@ -26,68 +24,24 @@ pub fn tool_reply(calls: &[(&str, &str, Value)]) -> ScriptedResponse {
     blocks_reply(&blocks)
 }
 
-/// A streamed message with the given content blocks, split in 7-byte pieces so that events
-/// straddle chunk boundaries.
+/// A streamed message with the given content blocks (`text`, `tool_use`, `thinking`, as in
+/// the scripted server's scripts), split in 7-byte pieces so that events straddle chunk
+/// boundaries.
 pub fn blocks_reply(blocks: &[Value]) -> ScriptedResponse {
-    blocks_reply_with_usage(blocks, 10)
+    blocks_reply_with_usage(blocks, Shape::COMPACT.input_tokens)
 }
 
 /// Like `blocks_reply`, reporting `input_tokens` of prompt.
 pub fn blocks_reply_with_usage(blocks: &[Value], input_tokens: u64) -> ScriptedResponse {
-    let mut body = event(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_1", "model": "m", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
-    );
-    let mut stop = "end_turn";
-    for (i, block) in blocks.iter().enumerate() {
-        match block["type"].as_str() {
-            Some("tool_use") => {
-                stop = "tool_use";
-                body += &event(
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}),
-                );
-                body += &event(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
-                );
-            }
-            Some("thinking") => {
-                body += &event(
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "thinking", "thinking": ""}}),
-                );
-                body += &event(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}),
-                );
-                body += &event(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": block["signature"]}}),
-                );
-            }
-            _ => {
-                body += &event(
-                    "content_block_start",
-                    json!({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}),
-                );
-                body += &event(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}}),
-                );
-            }
-        }
-        body += &event(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": i}),
-        );
-    }
-    body += &event(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}),
-    );
-    body += &event("message_stop", json!({"type": "message_stop"}));
-    ScriptedResponse::sse(&body, 7)
+    let blocks: Vec<Block> = blocks
+        .iter()
+        .map(|b| serde_json::from_value(b.clone()).expect("a text, tool_use or thinking block"))
+        .collect();
+    let shape = Shape {
+        input_tokens,
+        ..Shape::COMPACT
+    };
+    ScriptedResponse::from_reply(&anthropic::message_shaped(&blocks, shape), 7)
 }
 
 /// A session over fakes with the given replies.

@@ -1,7 +1,6 @@
 //! How `agent-host run` shows a session's events: readable text, or JSON lines for scripts.
 
-use agent_host::AgentEvent;
-use agent_host::embed::{EventData, ToolOutcome};
+use agent_host::embed::{Event, EventData, ToolOutcome};
 use std::io::Write;
 
 /// Prints events for people (or as JSON lines for scripts).
@@ -19,7 +18,7 @@ impl EventView {
         }
     }
 
-    pub fn show(&mut self, event: &AgentEvent) {
+    pub fn show(&mut self, event: &Event) {
         let mut out = std::io::stdout().lock();
         if self.json {
             let _ = writeln!(out, "{}", event.to_json());
@@ -75,7 +74,7 @@ impl EventView {
 
     /// A subagent's work in one line per tool call (its streamed text would interleave with
     /// the parent's): what it runs, what failed, and its final message.
-    fn show_child(&mut self, out: &mut impl Write, agent: &str, event: &AgentEvent) {
+    fn show_child(&mut self, out: &mut impl Write, agent: &str, event: &Event) {
         let line = match &event.data {
             EventData::ToolCallStart {
                 tool_name, arguments, ..

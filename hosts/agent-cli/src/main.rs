@@ -1,19 +1,18 @@
 //! The `agent-host` command line.
 
+use agent_host::approval::ApprovalPolicy;
 use agent_host::compile_cache::default_cache_dir;
 use agent_host::config::{
     PluginOptions, PluginSources, Settings, SettingsFlags, Source, default_model, load_plugins,
     locate_component, session_config,
 };
+use agent_host::embed::{Error, Host, HostTool, SessionOptions, StopReason};
 use agent_host::environments::EnvOptions;
-use agent_host::host_tools::HostTools;
-use agent_host::runtime::describe_agent_error;
 use agent_host::transport::RecordReplayOptions;
-use agent_host::{AgentRuntime, Endpoints, Environment, HttpTransport};
-use agent_protocol::{AgentError, SessionConfig, StopReason};
+use agent_host::{Endpoints, Environment};
 use clap::{Parser, Subcommand};
 use event_view::EventView;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -218,11 +217,22 @@ async fn main() -> ExitCode {
     }
 }
 
-fn load_runtime(component: &std::path::Path, endpoints: Endpoints) -> Result<AgentRuntime, String> {
-    let transport =
-        HttpTransport::new(endpoints).map_err(|e| format!("cannot create the HTTP client: {e}"))?;
-    let cache = default_cache_dir();
-    AgentRuntime::load(component, cache.as_deref(), transport).map_err(|e| format!("{e:#}"))
+/// The component loaded with `endpoints`, `approvals` and `tools`; a failure is the
+/// message to show.
+async fn build_host(
+    component: &Path,
+    endpoints: Endpoints,
+    approvals: Option<ApprovalPolicy>,
+    tools: Vec<Arc<dyn HostTool>>,
+) -> Result<Host, String> {
+    let mut builder = Host::builder()
+        .component(component)
+        .endpoints(endpoints)
+        .tools(tools);
+    if let Some(policy) = approvals {
+        builder = builder.approvals(policy);
+    }
+    builder.build().await.map_err(|e| e.to_string())
 }
 
 /// What `run` was asked to use.
@@ -270,7 +280,6 @@ async fn run(
         Err(message) => return fail(exit::USAGE, message),
     };
     let provider = target.provider.clone();
-    let endpoints = settings.endpoints.clone();
     let mut env_options = settings.env_options(env_options);
     let (approvals, approval_warning) = terminal_prompt::terminal_approvals(&settings, &mut env_options);
     if let Some(warning) = approval_warning {
@@ -280,37 +289,38 @@ async fn run(
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
     };
+    let tools = match host_tools(env.clone(), &env_options, &plugin_options).await {
+        Ok(tools) => tools,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let host = match build_host(&component, settings.endpoints.clone(), Some(approvals), tools).await {
+        Ok(host) => host,
+        Err(message) => return fail(exit::AGENT_ERROR, message),
+    };
     // For the message if the endpoint rejects the credentials.
-    let credential_hint = endpoints.get(&provider).map(|e| {
+    let credential_hint = host.endpoints().get(&provider).map(|e| {
         format!(
             "the {provider} endpoint ({}) rejected the request's credentials: check {}",
             e.base_url, e.key_var
         )
     });
-    let mut runtime = match load_runtime(&component, endpoints) {
-        Ok(runtime) => runtime,
-        Err(message) => return fail(exit::AGENT_ERROR, message),
-    };
-    runtime.set_approval_policy(approvals);
     let config = settings.session_config(&target);
-    match record_replay.transport_for(runtime.transport(), replay, &config, env.working_directory()) {
-        Ok(Some(transport)) => runtime.set_transport(transport),
-        Ok(None) => {}
-        Err(message) => return fail(exit::USAGE, message),
-    }
-    if let Err(message) =
-        add_host_tools(&mut runtime, &config, env.clone(), &env_options, &plugin_options).await
-    {
-        return fail(exit::USAGE, message);
-    }
-    let (mut session, mut events) = match persistence.open(&runtime, config, env, json).await {
-        Ok(started) => started,
-        Err(message) => return fail(exit::AGENT_ERROR, message),
+    let options = SessionOptions {
+        config: Some(config),
+        environment: Some(env),
+        record: record_replay.record.clone(),
+        replay: replay.and(record_replay.replay.clone()),
+        read_only: env_options.read_only,
+        ..SessionOptions::default()
     };
-    let controller = session.controller();
+    let session = match persistence.open(&host, options, json).await {
+        Ok(session) => session,
+        Err((code, message)) => return fail(code, message),
+    };
+    let mut events = session.events();
     let printer = tokio::spawn(async move {
         let mut view = EventView::new(json);
-        while let Some(event) = events.recv().await {
+        while let Some(event) = events.next().await {
             view.show(&event);
         }
         view.finish();
@@ -318,31 +328,30 @@ async fn run(
     // Ctrl-C asks for a graceful abort; the loop notices it at its next check (a running
     // command or stream is cut at once) and returns, so the instance stays consistent.
     let interrupter = {
-        let controller = controller.clone();
+        let handle = session.handle();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                controller.abort();
+                handle.abort();
             }
         })
     };
     let outcome = session.submit(&task).await;
     interrupter.abort();
     let _ = session.close().await;
-    // The event stream ends with the session's store.
+    // The event stream ends with the session.
     drop(session);
     let _ = printer.await;
     match outcome {
-        Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
-        Ok(Err(error)) => {
-            let mut message = describe_agent_error(&error);
-            if let (AgentError::Llm(text), Some(hint)) = (&error, credential_hint)
+        Err(error) => {
+            let mut message = error.to_string();
+            if let (Error::Llm(text), Some(hint)) = (&error, credential_hint)
                 && text.starts_with("authentication error")
             {
                 message = format!("{message}\n{hint}");
             }
             fail(exit::AGENT_ERROR, message)
         }
-        Ok(Ok(outcome)) => match outcome.stop_reason {
+        Ok(outcome) => match outcome.stop_reason {
             StopReason::Completed => ExitCode::SUCCESS,
             StopReason::TurnLimit | StopReason::RoundLimit => fail(
                 exit::LIMIT,
@@ -358,16 +367,12 @@ async fn run(
     }
 }
 
-/// Loads the configured command tools and the plugins and offers them to the session; a
-/// name clash among them or with the profile's own tools is an error.
-async fn add_host_tools(
-    runtime: &mut AgentRuntime,
-    config: &SessionConfig,
+/// The configured command tools and the plugins, for sessions in `env`.
+async fn host_tools(
     env: Arc<dyn Environment>,
     env_options: &EnvOptions,
     plugin_options: &PluginOptions,
-) -> Result<(), String> {
-    runtime.set_read_only(env_options.read_only);
+) -> Result<Vec<Arc<dyn HostTool>>, String> {
     // A remote workspace's configuration file is not read: it would run commands here.
     let local_workspace = match env_options.env.as_deref() {
         None | Some("local") => Some(PathBuf::from(env.working_directory())),
@@ -378,47 +383,25 @@ async fn add_host_tools(
     let sources = plugin_options.sources(PluginSources::from_config(&settings.plugins)?)?;
     let cache = default_cache_dir();
     let (_plugins, plugin_tools) =
-        load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env.clone()).await?;
+        load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
-    if tools.is_empty() {
-        return Ok(());
-    }
-    let reserved = profile_tool_names(runtime, config, env).await?;
-    runtime.set_host_tools(HostTools::new(tools, &reserved)?);
-    Ok(())
+    Ok(tools)
 }
 
-/// The names of the profile's own tools, from the component's description of it.
-async fn profile_tool_names(
-    runtime: &AgentRuntime,
-    config: &SessionConfig,
-    env: Arc<dyn Environment>,
-) -> Result<Vec<String>, String> {
-    let trap = |e: anyhow::Error| format!("the component trapped: {e:#}");
-    let (mut session, _events) = runtime.start_session(config.clone(), env).await.map_err(trap)?;
-    let description: serde_json::Value =
-        serde_json::from_str(&session.describe().await.map_err(trap)?).map_err(|e| e.to_string())?;
-    Ok(description["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
-        .collect())
-}
-
-/// The environment and a runtime with the endpoints of the process environment, for
-/// the commands that run no task; a failure is already reported.
-async fn env_and_runtime(
-    component: &std::path::Path,
+/// The environment and a host with the endpoints of the process environment, for the
+/// commands that run no task; a failure is already reported.
+async fn env_and_host(
+    component: &Path,
     env_options: EnvOptions,
-) -> Result<(Arc<dyn Environment>, AgentRuntime), ExitCode> {
+) -> Result<(Arc<dyn Environment>, Host), ExitCode> {
     let env = env_options
         .build()
         .await
         .map_err(|message| fail(exit::USAGE, message))?;
-    let runtime =
-        load_runtime(component, Endpoints::from_env()).map_err(|message| fail(exit::AGENT_ERROR, message))?;
-    Ok((env, runtime))
+    let host = build_host(component, Endpoints::from_env(), None, Vec::new())
+        .await
+        .map_err(|message| fail(exit::AGENT_ERROR, message))?;
+    Ok((env, host))
 }
 
 async fn tool(
@@ -428,11 +411,11 @@ async fn tool(
     env_options: EnvOptions,
     provider: String,
 ) -> ExitCode {
-    let (env, runtime) = match env_and_runtime(&component, env_options).await {
+    let (env, host) = match env_and_host(&component, env_options).await {
         Ok(both) => both,
         Err(code) => return code,
     };
-    match runtime.run_tool(env, &provider, &name, &args).await {
+    match host.run_tool(env, &provider, &name, &args).await {
         Ok(Ok(output)) => {
             print!("{output}");
             if !output.ends_with('\n') {
@@ -441,7 +424,7 @@ async fn tool(
             ExitCode::SUCCESS
         }
         Ok(Err(error)) => fail(exit::AGENT_ERROR, format!("{name}: {error}")),
-        Err(trap) => fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
+        Err(trap) => fail(exit::AGENT_ERROR, trap),
     }
 }
 
@@ -452,28 +435,14 @@ async fn profile(
     env_options: EnvOptions,
     json: bool,
 ) -> ExitCode {
-    let (env, runtime) = match env_and_runtime(&component, env_options).await {
+    let (env, host) = match env_and_host(&component, env_options).await {
         Ok(both) => both,
         Err(code) => return code,
     };
     let model = model.unwrap_or_else(|| default_model(&provider).to_string());
-    let config = session_config(&provider, &model);
-    let described = match runtime.start_session(config, env).await {
-        Ok((mut session, _events)) => session.describe().await,
-        Err(trap) => Err(trap),
-    };
-    let text = match described {
-        Ok(text) => text,
-        Err(trap) => return fail(exit::AGENT_ERROR, format!("the component trapped: {trap:#}")),
-    };
-    let description: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(value) => value,
-        Err(e) => {
-            return fail(
-                exit::AGENT_ERROR,
-                format!("the component described itself in bad JSON: {e}"),
-            );
-        }
+    let description = match host.describe(session_config(&provider, &model), env).await {
+        Ok(description) => description,
+        Err(error) => return fail(exit::AGENT_ERROR, error),
     };
     if let Some(error) = description.get("error").and_then(|e| e.as_str()) {
         return fail(exit::USAGE, error);

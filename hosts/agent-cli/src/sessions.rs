@@ -3,17 +3,12 @@
 
 use crate::{RunChoice, exit, fail, run};
 use agent_host::config::PluginOptions;
+use agent_host::embed::{Error, Host, ResumeOptions, Session, SessionOptions};
 use agent_host::environments::EnvOptions;
-use agent_host::persist::{
-    PersistError, PersistentSession, ResumeOverrides, SessionMeta, SessionStore, StoredSession,
-    continuation_prompt,
-};
-use agent_host::{AgentEvent, AgentRuntime, Environment};
+use agent_host::persist::{PersistError, SessionMeta, SessionStore, StoredSession, continuation_prompt};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use tokio::sync::mpsc;
 
 /// `run`'s flag about saving.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -44,39 +39,45 @@ pub enum Persistence {
 }
 
 impl Persistence {
-    /// Starts (or restores) the run's session; `config` is what a new session gets. The
-    /// error is the message to show.
+    /// Starts (or resumes) the run's session; `options` is what a new session gets (its
+    /// configuration also starts a resumed session's subagents). The error is the exit code
+    /// and the message to show.
     pub async fn open(
         self,
-        runtime: &AgentRuntime,
-        config: agent_protocol::SessionConfig,
-        env: Arc<dyn Environment>,
+        host: &Host,
+        mut options: SessionOptions,
         json: bool,
-    ) -> Result<(PersistentSession, mpsc::UnboundedReceiver<AgentEvent>), String> {
-        let started = |e: anyhow::Error| format!("the component failed to start a session: {e:#}");
+    ) -> Result<Session, (u8, String)> {
+        let started = |e: Error| match e {
+            Error::Options(message) => (exit::USAGE, message),
+            other => (
+                exit::AGENT_ERROR,
+                format!("the component failed to start a session: {other}"),
+            ),
+        };
         match self {
-            Self::Off => PersistentSession::start(runtime, config, env, None)
-                .await
-                .map_err(started),
+            Self::Off => host.open_session(options).await.map_err(started),
             Self::New => {
-                let store = default_store()?;
-                let opened = PersistentSession::start(runtime, config, env, Some(&store))
-                    .await
-                    .map_err(started)?;
+                options.store = Some(default_store().map_err(|m| (exit::USAGE, m))?);
+                let session = host.open_session(options).await.map_err(started)?;
                 if !json {
-                    let id = opened.0.id();
+                    let id = session.id();
                     eprintln!("session {id} (resume with: agent-host resume {})", short(id));
                 }
-                Ok(opened)
+                Ok(session)
             }
             Self::Resume(stored) => {
-                let overrides = ResumeOverrides {
-                    model: Some(config.model.clone()),
-                    more_turns: Some(config.limits.max_turns),
+                let config = options.config.clone();
+                let resume = ResumeOptions {
+                    environment: options.environment.clone(),
+                    model: config.as_ref().map(|c| c.model.clone()),
+                    more_turns: config.as_ref().map(|c| c.limits.max_turns),
+                    config,
                 };
-                let opened = PersistentSession::resume(runtime, &stored, env, Some(config), &overrides)
+                let session = host
+                    .resume_session(&stored, resume)
                     .await
-                    .map_err(|e| format!("cannot resume session {}: {e:#}", stored.id()))?;
+                    .map_err(|e| (exit::AGENT_ERROR, e.to_string()))?;
                 if !json {
                     let summary = stored.summary();
                     eprintln!(
@@ -87,7 +88,7 @@ impl Persistence {
                         summary.turns
                     );
                 }
-                Ok(opened)
+                Ok(session)
             }
         }
     }

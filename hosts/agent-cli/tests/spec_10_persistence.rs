@@ -8,11 +8,12 @@
 mod common;
 
 use agent_host::config::session_config;
-use agent_host::persist::{PersistentSession, SessionStore, read_events};
+use agent_host::embed::{Host, Session, SessionOptions, StopReason};
+use agent_host::persist::{SessionStore, read_events};
 use agent_host::protocol as api;
 use agent_host::protocol::{EventData, EventKind, Warning};
 use agent_host::runtime::InstanceOptions;
-use agent_host::{AgentRuntime, Endpoints, HttpTransport, LocalEnvironment};
+use agent_host::{Endpoints, LocalEnvironment};
 use common::{agent_host, stderr, stdout};
 use scripted_llm::anthropic::{message, text, thinking, tool_use};
 use scripted_llm::{RecordedRequest, Reply, Script, ScriptedServer};
@@ -430,12 +431,27 @@ async fn no_persist_saves_nothing() {
     assert!(!stderr(&output).contains("resume with"));
 }
 
-/// The library: a runtime against `server`, sessions saved in `state`.
-fn runtime_at(server: &ScriptedServer) -> AgentRuntime {
+/// The library: a host against `server`.
+async fn host_at(server: &ScriptedServer) -> Host {
     let url = server.base_url();
     let endpoints = Endpoints::from_lookup(move |name| (name == "ANTHROPIC_BASE_URL").then(|| url.clone()));
-    let transport = HttpTransport::new(endpoints).unwrap();
-    AgentRuntime::load(&common::component(), Some(&common::cache_dir()), transport).unwrap()
+    Host::builder()
+        .component(common::component())
+        .cache_dir(common::cache_dir())
+        .endpoints(endpoints)
+        .build()
+        .await
+        .unwrap()
+}
+
+/// A session in `env`, saved in `store` when there is one.
+fn options(env: Arc<LocalEnvironment>, store: Option<&SessionStore>) -> SessionOptions {
+    SessionOptions {
+        config: Some(session_config("anthropic", "m")),
+        environment: Some(env),
+        store: store.cloned(),
+        ..SessionOptions::default()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -450,20 +466,16 @@ async fn the_history_resumed_from_the_journal_equals_the_cores_own() {
         message(&[text("Done.")]),
     ])
     .await;
-    let runtime = runtime_at(&llm);
+    let host = host_at(&llm).await;
     let state = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let store = SessionStore::new(state.path());
     let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let (mut session, _events) = PersistentSession::start(
-        &runtime,
-        session_config("anthropic", "m"),
-        env.clone(),
-        Some(&store),
-    )
-    .await
-    .unwrap();
-    session.submit("Count and read").await.unwrap().unwrap();
+    let session = host
+        .open_session(options(env.clone(), Some(&store)))
+        .await
+        .unwrap();
+    session.submit("Count and read").await.unwrap();
     let history: Value = serde_json::from_str(&session.history_json().await.unwrap()).unwrap();
     session.close().await.unwrap();
     // The long output was truncated as the core truncates it, and the reasoning is signed.
@@ -480,7 +492,8 @@ async fn the_history_resumed_from_the_journal_equals_the_cores_own() {
         model: None,
         more_turns: None,
     };
-    let (mut resumed, _) = runtime
+    let (mut resumed, _) = host
+        .runtime()
         .resume_session(&request, env.clone(), InstanceOptions::default())
         .await
         .unwrap()
@@ -506,15 +519,13 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
         message(&[text("Picked up.")]),
     ])
     .await;
-    let runtime = runtime_at(&llm);
+    let host = host_at(&llm).await;
     let work = tempfile::tempdir().unwrap();
     let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
     // No store: the journal in memory is enough to restart.
-    let (mut session, mut events) =
-        PersistentSession::start(&runtime, session_config("anthropic", "m"), env, None)
-            .await
-            .unwrap();
-    let controller = session.controller();
+    let session = host.open_session(options(env, None)).await.unwrap();
+    let mut events = session.events();
+    let controller = session.handle();
     {
         // The submit is dropped while its instance waits for the stalled reply: the instance
         // is left inside a call and cannot be entered again.
@@ -523,8 +534,8 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
         loop {
             tokio::select! {
                 _ = &mut submit => panic!("the stalled reply cannot complete"),
-                event = events.recv() => {
-                    if event.unwrap().kind() == EventKind::ToolCallEnd {
+                event = events.next() => {
+                    if event.unwrap().kind == EventKind::ToolCallEnd {
                         break;
                     }
                 }
@@ -539,10 +550,10 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
             }
         }
     }
-    let outcome = session.submit("Second").await.unwrap().unwrap();
+    let outcome = session.submit("Second").await.unwrap();
     assert_eq!(outcome.final_text, "Picked up.");
     let mut seen = Vec::new();
-    while let Ok(event) = events.try_recv() {
+    while let Some(event) = events.try_next() {
         seen.push(event);
     }
     let warning = seen
@@ -568,14 +579,14 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
     // The controller handed out before the restart still reaches the session.
     controller.abort();
     assert_eq!(
-        session.submit("Third").await.unwrap().unwrap().stop_reason,
-        api::StopReason::Aborted
+        session.submit("Third").await.unwrap().stop_reason,
+        StopReason::Aborted
     );
 }
 
 /// Embedders move sessions into tasks, as with `AgentSession`.
 #[allow(dead_code)]
-fn persistent_sessions_and_their_submits_can_move_to_other_tasks(session: &mut PersistentSession) {
+fn sessions_and_their_submits_can_move_to_other_tasks(session: &Session) {
     fn send<T: Send>(_: T) {}
     send(session.submit("x"));
 }

@@ -2,10 +2,7 @@
 //! with the next scripted reply in a provider's real wire format (Anthropic Messages, OpenAI
 //! Responses and Chat Completions, Gemini streaming), and records every request it received.
 
-pub mod anthropic;
-pub mod chat_completions;
-pub mod gemini;
-pub mod openai_responses;
+pub use agent_test_support::wire::{Reply, anthropic, chat_completions, gemini, openai_responses};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -18,24 +15,6 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_http::cors::{AllowHeaders, Any, CorsLayer};
-
-/// One scripted answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reply {
-    #[serde(default = "ok")]
-    pub status: u16,
-    #[serde(default)]
-    pub headers: Vec<(String, String)>,
-    /// Body pieces, sent as separate writes so clients see real streaming.
-    pub chunks: Vec<String>,
-    /// Pause before each piece, in milliseconds.
-    #[serde(default)]
-    pub delay_ms: u64,
-}
-
-fn ok() -> u16 {
-    200
-}
 
 /// A request the server received.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

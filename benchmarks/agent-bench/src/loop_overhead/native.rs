@@ -3,15 +3,13 @@
 //! replies from memory), with no component boundary in between.
 
 use super::script::{RunResult, Timeline};
-use agent_core::events::Event;
 use agent_core::ports::{
-    self, Approval, ApprovalRequest, ByteRange, DirEntry, FileStat, FsError, GrepMatch, GrepOptions,
-    HttpRequest, HttpResponse, Interruption, LogLevel, Ports, Process, SpawnError, SpawnRequest,
-    SubagentRequest, SubagentResult, TransportError,
+    self, ByteRange, DirEntry, FileStat, FsError, GrepMatch, GrepOptions, HttpRequest, HttpResponse, Ports,
+    Process, SpawnError, SpawnRequest, TransportError,
 };
 use agent_core::{Session, SessionConfig};
 use agent_host::LocalEnvironment;
-use std::cell::Cell;
+use agent_test_support::quiet::{NoHostTools, QuietHost};
 use std::collections::VecDeque;
 use std::path::Path;
 use std::rc::Rc;
@@ -19,7 +17,8 @@ use std::sync::Arc;
 
 pub fn run(dir: &Path, replies: &[Vec<String>], prompt: &str) -> anyhow::Result<RunResult> {
     let timeline = Arc::new(Timeline::default());
-    let host = Rc::new(CountingHost::default());
+    // Counting events on the real clock, as the component's host forwards them to a channel.
+    let host = Rc::new(QuietHost::with_wall_time());
     let ports = Ports {
         env: Rc::new(DiskEnv(LocalEnvironment::new(dir)?)),
         transport: Rc::new(MemoryTransport {
@@ -76,75 +75,6 @@ impl HttpResponse for MemoryResponse {
     }
     fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
         Ok(self.chunks.pop_front())
-    }
-}
-
-/// Counts events (the component's host forwards them to a channel that is drained).
-#[derive(Default)]
-struct CountingHost {
-    events: Cell<usize>,
-    random: Cell<u64>,
-}
-
-impl ports::SessionHost for CountingHost {
-    fn emit(&self, event: Event) {
-        std::hint::black_box(&event);
-        self.events.set(self.events.get() + 1);
-    }
-    fn take_steering(&self, _: &str) -> Vec<String> {
-        Vec::new()
-    }
-    fn take_follow_ups(&self, _: &str) -> Vec<String> {
-        Vec::new()
-    }
-    fn abort_requested(&self, _: &str) -> Option<Interruption> {
-        None
-    }
-    fn sleep(&self, _: &str, ms: u64) -> bool {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-        false
-    }
-    fn log(&self, _: LogLevel, _: &str) {}
-    fn approve(&self, _: &ApprovalRequest) -> Approval {
-        Approval::Allow
-    }
-    fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0)
-    }
-    fn random_bytes(&self, len: usize) -> Vec<u8> {
-        // Ids only need to differ; a counter through splitmix64 is enough.
-        (0..len)
-            .map(|_| {
-                let mut z = self.random.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-                self.random.set(z);
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                (z ^ (z >> 31)) as u8
-            })
-            .collect()
-    }
-    fn spawn_subagent(&self, _: &SubagentRequest) -> Result<String, String> {
-        Err("no subagents in the loop benchmark".to_string())
-    }
-    fn subagent_send(&self, _: &str, _: &str) -> Result<(), String> {
-        Err("no subagents in the loop benchmark".to_string())
-    }
-    fn subagent_wait(&self, _: &str) -> Result<SubagentResult, String> {
-        Err("no subagents in the loop benchmark".to_string())
-    }
-    fn subagent_close(&self, _: &str) -> Result<(), String> {
-        Err("no subagents in the loop benchmark".to_string())
-    }
-}
-
-struct NoHostTools;
-
-impl ports::HostTools for NoHostTools {
-    fn call(&self, _: &str, name: &str, _: &str) -> Result<String, String> {
-        Err(format!("no host tool {name} in the loop benchmark"))
     }
 }
 

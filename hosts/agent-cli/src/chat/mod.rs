@@ -71,9 +71,16 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
             Err(message) => return fail(exit::USAGE, message),
         },
     };
-    let agent = match agent::Agent::start(prepared.runtime, prepared.env, prepared.config, store).await {
+    let agent = match agent::Agent::start(prepared.host, prepared.env, prepared.config, store).await {
         Ok(agent) => agent,
-        Err(e) => return fail(exit::AGENT_ERROR, format!("{e:#}")),
+        // A name clash among host tools is the configuration's fault.
+        Err(agent_host::embed::Error::Options(message)) => return fail(exit::USAGE, message),
+        Err(e) => {
+            return fail(
+                exit::AGENT_ERROR,
+                format!("the component failed to start a session: {e}"),
+            );
+        }
     };
     // Keys one by one only where there is a terminal to type on and to draw on.
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -1,15 +1,16 @@
 //! Everything the chat needs before its first prompt, resolved like `run` resolves it (the
 //! layered settings: flags over environment over configuration files): the provider and
-//! model, the environment (wrapped to record file changes for diffs), the runtime with the
+//! model, the environment (wrapped to record file changes for diffs), the host with the
 //! approval policy and the host tools, and the session configuration.
 
 use super::ChatArgs;
 use super::approvals::{PendingQuestion, chat_prompt};
 use super::file_changes::{FileChanges, Recording};
 use crate::exit;
+use agent_host::Environment;
 use agent_host::approval::{ApprovalMode, ApprovalPrompt};
 use agent_host::config::Settings;
-use agent_host::{AgentRuntime, Environment};
+use agent_host::embed::Host;
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -18,7 +19,7 @@ use tokio::sync::mpsc;
 pub type SetupError = (u8, String);
 
 pub struct Prepared {
-    pub runtime: AgentRuntime,
+    pub host: Host,
     pub config: agent_protocol::SessionConfig,
     pub env: Arc<dyn Environment>,
     pub changes: Arc<FileChanges>,
@@ -62,15 +63,15 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
     let env = env_options.build().await.map_err(usage)?;
     let changes = Arc::new(FileChanges::default());
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
-    let mut runtime =
-        crate::load_runtime(component, endpoints).map_err(|message| (exit::AGENT_ERROR, message))?;
-    runtime.set_approval_policy(policy);
     let config = settings.session_config(&target);
-    crate::add_host_tools(&mut runtime, &config, env.clone(), &env_options, &args.plugins)
+    let tools = crate::host_tools(env.clone(), &env_options, &args.plugins)
         .await
         .map_err(usage)?;
+    let host = crate::build_host(component, endpoints, Some(policy), tools)
+        .await
+        .map_err(|message| (exit::AGENT_ERROR, message))?;
     Ok(Prepared {
-        runtime,
+        host,
         config,
         env,
         changes,

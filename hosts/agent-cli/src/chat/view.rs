@@ -8,8 +8,7 @@ use super::screen::Screen;
 use super::spinner::status_line;
 use super::style::Palette;
 use super::tool_lines::{error_lines, folded_output, summary};
-use agent_host::AgentEvent;
-use agent_host::embed::{EventData, ToolOutcome};
+use agent_host::embed::{Event, EventData, ToolOutcome};
 use agent_host::protocol::ToolCategory;
 use std::sync::Arc;
 use std::time::Instant;
@@ -82,7 +81,7 @@ impl ChatView {
         Some(line)
     }
 
-    pub fn show(&mut self, event: &AgentEvent, screen: &mut Screen) {
+    pub fn show(&mut self, event: &Event, screen: &mut Screen) {
         if let Some(agent) = &event.agent_id {
             self.show_child(agent, event, screen);
             return;
@@ -149,7 +148,7 @@ impl ChatView {
 
     /// A subagent's work in one line per tool call (its streamed text would interleave
     /// with the parent's): what it runs, what failed, and its final message.
-    fn show_child(&mut self, agent: &str, event: &AgentEvent, screen: &mut Screen) {
+    fn show_child(&mut self, agent: &str, event: &Event, screen: &mut Screen) {
         let line = match &event.data {
             EventData::ToolCallStart {
                 tool_name,

@@ -164,6 +164,15 @@ impl Events {
         std::future::poll_fn(|cx| self.poll_event(cx)).await
     }
 
+    /// The next event if one is already there.
+    pub fn try_next(&mut self) -> Option<Event> {
+        let raw = self.receiver.as_mut()?.try_recv().ok()?;
+        if raw.ends_session() {
+            self.receiver = None;
+        }
+        Some(Event::from(raw))
+    }
+
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let Some(receiver) = &mut self.receiver else {
             return Poll::Ready(None);

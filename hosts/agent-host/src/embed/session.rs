@@ -2,10 +2,12 @@
 
 use super::error::Error;
 use super::events::Events;
-use crate::runtime::instance::AgentSession;
+use super::journaled::Journaled;
+use crate::environments::environment::Environment;
+use crate::persist::store::SessionStore;
 use crate::session_host::control::{AgentEvent, SessionControl};
-use agent_protocol::SubmitOutcome;
-use std::path::PathBuf;
+use agent_protocol::{SessionConfig, SessionState, SubmitOutcome};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -25,7 +27,7 @@ pub use agent_protocol::{ReasoningEffort, StopReason};
 /// };
 /// # let _ = options;
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionOptions {
     /// `anthropic`, `openai`, `gemini` or a named OpenAI-compatible endpoint (default: the
     /// first configured of anthropic, openai, gemini). Ignored by a replay, whose recording
@@ -50,6 +52,29 @@ pub struct SessionOptions {
     /// Serve the LLM exchanges from this recording instead of the network; provider, model
     /// and protocol come from it.
     pub replay: Option<PathBuf>,
+    /// A whole session configuration, as an application resolved it (the command line
+    /// builds one from its layered settings); `provider`, `model`, `max_turns`,
+    /// `max_tool_rounds`, `reasoning_effort` and `instructions` are then not used.
+    pub config: Option<SessionConfig>,
+    /// Where the agent's tools run (default: the local machine in `workspace`, read-only
+    /// when `read_only`): an SSH host, policy wrappers, an application's own.
+    pub environment: Option<Arc<dyn Environment>>,
+    /// Save the session there as it goes, for [`super::Host::resume_session`] (default: not
+    /// saved; a trap of the instance is recovered from the journal in memory either way).
+    pub store: Option<SessionStore>,
+}
+
+impl std::fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionOptions")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("workspace", &self.workspace)
+            .field("read_only", &self.read_only)
+            .field("config", &self.config.as_ref().map(|c| (&c.endpoint, &c.model)))
+            .field("store", &self.store.as_ref().map(SessionStore::root))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for SessionOptions {
@@ -65,6 +90,9 @@ impl Default for SessionOptions {
             read_only: false,
             record: None,
             replay: None,
+            config: None,
+            environment: None,
+            store: None,
         }
     }
 }
@@ -130,6 +158,12 @@ impl SessionHandle {
     pub fn abort(&self) {
         self.control.abort();
     }
+
+    /// The steering messages the model has not seen yet, taken back (e.g. typed while its
+    /// final answer streamed: the application may send them as the next input instead).
+    pub fn take_steering(&self) -> Vec<String> {
+        self.control.take_steering()
+    }
 }
 
 /// A conversation with the agent in its own component instance. `submit` takes `&self`,
@@ -158,17 +192,23 @@ impl SessionHandle {
 /// # Ok(())
 /// # }
 /// ```
+///
+/// Its history is journaled as it grows (to its store when it has one), so a trap of the
+/// component is recovered from: the instance is replaced by one resumed from the journal
+/// (a `WARNING` event of kind `instance_restarted` says so) and the input goes on.
 pub struct Session {
-    inner: tokio::sync::Mutex<AgentSession>,
+    inner: tokio::sync::Mutex<Journaled>,
     handle: SessionHandle,
     events: Mutex<Option<UnboundedReceiver<AgentEvent>>>,
     id: String,
+    dir: Option<PathBuf>,
 }
 
 impl Session {
-    pub(crate) fn new(session: AgentSession, events: UnboundedReceiver<AgentEvent>) -> Self {
+    pub(crate) fn new(session: Journaled, events: UnboundedReceiver<AgentEvent>) -> Self {
         Self {
             id: session.id().to_string(),
+            dir: session.dir(),
             handle: SessionHandle {
                 control: session.controller(),
             },
@@ -181,8 +221,14 @@ impl Session {
         &self.id
     }
 
-    /// The session's events from its start (`SESSION_START` first). The first call takes
-    /// the stream; later calls get one that has already ended.
+    /// The folder the session is saved in (`None` when it has no store).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The session's events from its start (`SESSION_START` first), continuous across a
+    /// restarted instance. The first call takes the stream; later calls get one that has
+    /// already ended.
     pub fn events(&self) -> Events {
         let receiver = self
             .events
@@ -197,7 +243,8 @@ impl Session {
     }
 
     /// Runs the agent on `input` until it answers, hits a limit or is interrupted. Events
-    /// stream meanwhile. [`Error::Busy`] if another `submit` of this session runs.
+    /// stream meanwhile. [`Error::Busy`] if another `submit` of this session runs;
+    /// [`Error::Trap`] only when the component trapped again after a restart.
     pub async fn submit(&self, input: &str) -> Result<Outcome, Error> {
         let mut session = self.inner.try_lock().map_err(|_| Error::Busy)?;
         match session.submit(input).await {
@@ -227,6 +274,11 @@ impl Session {
         self.handle.abort();
     }
 
+    /// The lifecycle state (`Closed` after an LLM error, an abort or `close`).
+    pub async fn state(&self) -> Result<SessionState, Error> {
+        self.inner.lock().await.state().await.map_err(Error::trap)
+    }
+
     /// Changes the reasoning effort from the next input on.
     pub async fn set_reasoning_effort(&self, effort: Option<ReasoningEffort>) -> Result<(), Error> {
         let mut session = self.inner.lock().await;
@@ -238,8 +290,49 @@ impl Session {
         self.inner.lock().await.history_json().await.map_err(Error::trap)
     }
 
-    /// Closes the session (`SESSION_END`, which ends [`Session::events`]) and its subagents.
-    /// Waits for a running `submit`: [`Session::abort`] first to stop it.
+    /// Everything needed to restore the session elsewhere, as the core's snapshot JSON.
+    pub async fn snapshot(&self) -> Result<String, Error> {
+        self.inner.lock().await.snapshot().await.map_err(Error::trap)
+    }
+
+    /// The profile as the session uses it (capabilities, tools, system prompt), as JSON.
+    pub async fn describe(&self) -> Result<serde_json::Value, Error> {
+        let text = self.inner.lock().await.describe().await.map_err(Error::trap)?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::Internal(format!("the component described its profile in bad JSON: {e}")))
+    }
+
+    /// Continues the conversation of a session an LLM error closed, in a fresh instance;
+    /// same events, handle and store.
+    pub async fn reopen(&self) -> Result<(), Error> {
+        self.inner.lock().await.reopen().await.map_err(Error::trap)
+    }
+
+    /// Goes on with another model (fixed when an instance is created: the conversation
+    /// moves to a fresh one); saved, so a later resume uses it too.
+    pub async fn switch_model(&self, model: &str) -> Result<(), Error> {
+        self.inner
+            .lock()
+            .await
+            .switch_model(model)
+            .await
+            .map_err(Error::trap)
+    }
+
+    /// Replaces the instance by a fresh one resumed from the journal, e.g. after
+    /// [`Error::Trap`]; reported as a `WARNING` event naming `cause`.
+    pub async fn restart(&self, cause: &str) -> Result<(), Error> {
+        let mut session = self.inner.lock().await;
+        session
+            .restart(&anyhow::anyhow!(cause.to_string()))
+            .await
+            .map(drop)
+            .map_err(Error::trap)
+    }
+
+    /// Closes the session (`SESSION_END`, which ends [`Session::events`]) and its subagents,
+    /// and makes its files durable. Waits for a running `submit`: [`Session::abort`] first
+    /// to stop it.
     pub async fn close(&self) -> Result<(), Error> {
         self.inner.lock().await.close().await.map_err(Error::trap)
     }

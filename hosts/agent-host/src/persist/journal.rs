@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{mpsc, oneshot};
 
 /// What the session has written, and what a restart resumes from.
-pub(super) struct Journal {
+pub(crate) struct Journal {
     pub files: Option<SessionFiles>,
     pub events: Option<EventLog>,
     pub history: Option<JsonLog<JournalLine>>,
@@ -133,7 +133,7 @@ impl Journal {
 }
 
 /// A session's history entries, into its journal as the core records them.
-pub(super) struct JournalSink(pub Arc<Mutex<Journal>>);
+pub(crate) struct JournalSink(pub Arc<Mutex<Journal>>);
 
 impl HistorySink for JournalSink {
     fn record(&self, entry: HistoryEntry) {
@@ -142,7 +142,7 @@ impl HistorySink for JournalSink {
 }
 
 /// Moves events from an instance's channel to the journal, then to the application.
-pub(super) struct Pump {
+pub(crate) struct Pump {
     barrier: mpsc::UnboundedSender<oneshot::Sender<()>>,
 }
 
@@ -196,6 +196,6 @@ impl Pump {
     }
 }
 
-pub(super) fn lock(journal: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
+pub(crate) fn lock(journal: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
     journal.lock().unwrap_or_else(PoisonError::into_inner)
 }

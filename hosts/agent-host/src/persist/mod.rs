@@ -38,7 +38,7 @@
 //!
 //! # Traps
 //!
-//! [`PersistentSession::submit`] recovers from a trap of the component once per input: it
+//! A session's `submit` ([`crate::embed::Session::submit`]) recovers from a trap of the component once per input: it
 //! resumes the session in a fresh instance from the journal in memory (which keeps the
 //! session's controller), reports a `WARNING` event (`kind: "instance_restarted"`), and
 //! submits again: the input itself if the trap came before the core recorded it,
@@ -46,16 +46,14 @@
 //! history). A second trap in the same input is returned as the error, after the session
 //! was resumed once more so that it can take the next input.
 
-mod journal;
-mod log;
-mod session;
-mod store;
-mod summary;
+pub(crate) mod journal;
+pub mod log;
+pub mod store;
+pub mod summary;
 
 pub use log::{EventLog, JsonLog, LogContents, read_events, read_lines};
-pub use session::{PersistentSession, ResumeOverrides, continuation_prompt};
 pub use store::{JournalLine, SavedSnapshot, SessionMeta, SessionStore, StoredSession};
-pub use summary::{HistorySummary, interrupted_input, summarize};
+pub use summary::{HistorySummary, continuation_prompt, interrupted_input, summarize};
 
 use crate::session_host::control::AgentEvent;
 use std::path::PathBuf;

@@ -304,7 +304,7 @@ fn read_meta(dir: &Path) -> Result<SessionMeta, PersistError> {
 
 /// The files of one session, for its writer.
 #[derive(Debug, Clone)]
-pub(crate) struct SessionFiles {
+pub struct SessionFiles {
     pub dir: PathBuf,
 }
 

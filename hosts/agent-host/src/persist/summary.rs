@@ -44,3 +44,12 @@ pub fn summarize(events: &[AgentEvent]) -> HistorySummary {
     }
     summary
 }
+
+/// What to submit to continue an input that a crash or a trap cut short: the input is in
+/// the history already, with whatever was done for it.
+pub fn continuation_prompt(input: &str) -> String {
+    format!(
+        "The previous run stopped before finishing the request below; the conversation above holds \
+         everything that was done for it. Continue from there.\n\n{input}"
+    )
+}

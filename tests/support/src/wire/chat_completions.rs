@@ -2,8 +2,8 @@
 //! llama.cpp, Ollama) stream them: `chat.completion.chunk` objects, tool calls keyed by
 //! index with their arguments in pieces, a usage chunk, then `[DONE]`.
 
-use crate::Reply;
-use crate::anthropic::Block;
+use super::Block;
+use super::Reply;
 use serde_json::{Value, json};
 
 fn chunk(delta: Value, finish_reason: Option<&str>) -> String {
@@ -23,13 +23,13 @@ pub fn message(blocks: &[Block]) -> Reply {
     for block in blocks {
         match block {
             Block::Text { text } => {
-                for piece in crate::anthropic::split(text, 3) {
+                for piece in super::split(text, 3) {
                     chunks.push(chunk(json!({"content": piece}), None));
                 }
             }
             // llama.cpp's and vLLM's field for reasoning (no signature in this protocol).
             Block::Thinking { thinking, .. } => {
-                for piece in crate::anthropic::split(thinking, 2) {
+                for piece in super::split(thinking, 2) {
                     chunks.push(chunk(json!({"reasoning_content": piece}), None));
                 }
             }
@@ -39,7 +39,7 @@ pub fn message(blocks: &[Block]) -> Reply {
                     json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
                     None,
                 ));
-                for piece in crate::anthropic::split(&input.to_string(), 3) {
+                for piece in super::split(&input.to_string(), 3) {
                     chunks.push(chunk(
                         json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
                         None,

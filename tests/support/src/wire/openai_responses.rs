@@ -2,8 +2,7 @@
 //! `response.created`, each output item added / its deltas / done, `response.completed` with
 //! usage. Every event carries a `sequence_number`.
 
-use crate::Reply;
-use crate::anthropic::{Block, split};
+use super::{Block, Reply, split};
 use serde_json::{Value, json};
 
 struct Events {

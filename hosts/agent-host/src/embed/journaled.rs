@@ -1,12 +1,14 @@
-//! [`PersistentSession`]: an [`AgentSession`] whose events and history are journaled as they
-//! arrive, which is snapshotted after every input and which survives a trap of its instance.
+//! The session behind [`super::Session`]: an [`AgentSession`] whose events and history are
+//! journaled as they arrive (to its store, or in memory only), which is snapshotted after
+//! every input and which survives a trap of its instance (see `persist` for the files and
+//! how a session is resumed).
 
-use super::host_event;
-use super::journal::{Journal, JournalSink, Pump, lock};
-use super::log::{EventLog, JsonLog};
-use super::store::{JournalLine, SessionFiles, SessionMeta, SessionStore, StoredSession};
-use super::summary::interrupted_input;
 use crate::environments::environment::Environment;
+use crate::persist::host_event;
+use crate::persist::journal::{Journal, JournalSink, Pump, lock};
+use crate::persist::log::{EventLog, JsonLog};
+use crate::persist::store::{JournalLine, SessionFiles, SessionMeta, SessionStore, StoredSession};
+use crate::persist::summary::{continuation_prompt, interrupted_input};
 use crate::runtime::engine::{AgentRuntime, InstanceOptions};
 use crate::runtime::instance::{AgentSession, describe_agent_error};
 use crate::session_host::control::{AgentEvent, SessionControl};
@@ -30,7 +32,7 @@ pub struct ResumeOverrides {
 /// A session written to its store as it goes (or only journaled in memory, without a
 /// store, which still lets it recover from a trap). The same calls as [`AgentSession`];
 /// its event stream is continuous across a restarted instance.
-pub struct PersistentSession {
+pub(crate) struct Journaled {
     runtime: AgentRuntime,
     env: Arc<dyn Environment>,
     subagent_config: Option<SessionConfig>,
@@ -40,7 +42,7 @@ pub struct PersistentSession {
     out: mpsc::UnboundedSender<AgentEvent>,
 }
 
-impl PersistentSession {
+impl Journaled {
     /// Starts a new session; with a store, it is saved there under its id.
     pub async fn start(
         runtime: &AgentRuntime,
@@ -348,13 +350,4 @@ impl PersistentSession {
         lock(&self.journal).sync();
         closed
     }
-}
-
-/// What to submit to continue an input that a crash or a trap cut short: the input is in
-/// the history already, with whatever was done for it.
-pub fn continuation_prompt(input: &str) -> String {
-    format!(
-        "The previous run stopped before finishing the request below; the conversation above holds \
-         everything that was done for it. Continue from there.\n\n{input}"
-    )
 }

@@ -1,10 +1,11 @@
-//! In-memory implementations of every port, for native tests and benchmarks of the loop.
+//! In-memory implementations of every port, for native tests of the loop.
 //! They behave like real hosts where the loop can tell: files persist, processes report
 //! output in chunks, HTTP bodies arrive in pieces.
 
-use crate::events::Event;
-use crate::history::HistoryEntry;
-use crate::ports::*;
+use crate::wire::Reply;
+use agent_core::events::Event;
+use agent_core::history::HistoryEntry;
+use agent_core::ports::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -326,6 +327,22 @@ impl ScriptedResponse {
         }
     }
 
+    /// A scripted reply (see [`crate::wire`]) with its whole body split into pieces of
+    /// `piece` bytes, so that events straddle chunk boundaries.
+    pub fn from_reply(reply: &Reply, piece: usize) -> Self {
+        Self {
+            status: reply.status,
+            headers: reply.headers.clone(),
+            chunks: reply
+                .body()
+                .as_bytes()
+                .chunks(piece.max(1))
+                .map(<[u8]>::to_vec)
+                .collect(),
+            break_with: None,
+        }
+    }
+
     /// Adds a response header.
     pub fn with_header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_string(), value.to_string()));
@@ -437,7 +454,7 @@ pub struct RecordingHost {
 }
 
 impl RecordingHost {
-    pub fn kinds(&self) -> Vec<crate::events::EventKind> {
+    pub fn kinds(&self) -> Vec<agent_core::events::EventKind> {
         self.events.borrow().iter().map(|e| e.kind()).collect()
     }
 }

@@ -1,5 +1,5 @@
-//! The smallest ports `agent_core::run_tool` accepts: files in a map, and nothing else.
-//! (`agent_core::fakes` would do natively but is not compiled for wasm32.)
+//! Ports that do as little as possible, for benchmarks (natively and in wasm): files in a
+//! map, no LLM, no host tools, and a host that allows everything and only counts events.
 
 use agent_core::events::Event;
 use agent_core::ports::{
@@ -7,7 +7,7 @@ use agent_core::ports::{
     GrepOptions, HostTools, HttpRequest, HttpResponse, Interruption, LogLevel, Ports, Process, SessionHost,
     SpawnError, SpawnRequest, SubagentRequest, SubagentResult, Transport, TransportError,
 };
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -111,23 +111,51 @@ impl Environment for MemoryEnv {
     }
 }
 
-/// No LLM, no host, no host tools: the cases never reach them.
-struct Nothing;
+/// No LLM endpoint: a request fails at once.
+pub struct NoLlm;
 
-impl Transport for Nothing {
+impl Transport for NoLlm {
     fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
         Err(TransportError::NotConfigured(request.endpoint))
     }
 }
 
-impl HostTools for Nothing {
+/// No host tools.
+pub struct NoHostTools;
+
+impl HostTools for NoHostTools {
     fn call(&self, _: &str, name: &str, _: &str) -> Result<String, String> {
-        Err(format!("no host tool {name} in the benchmark probe"))
+        Err(format!("no host tool {name} here"))
     }
 }
 
-impl SessionHost for Nothing {
-    fn emit(&self, _: Event) {}
+/// A host that allows every call, starts no subagent and counts the events it is given.
+/// Its clock reads 0 and its sleeps return at once, unless it keeps wall time (a loop
+/// benchmark compares against the component, whose host does).
+#[derive(Default)]
+pub struct QuietHost {
+    pub events: Cell<usize>,
+    wall_time: bool,
+    random: Cell<u64>,
+}
+
+impl QuietHost {
+    /// A host on the real clock, whose sleeps really wait.
+    pub fn with_wall_time() -> Self {
+        Self {
+            wall_time: true,
+            ..Self::default()
+        }
+    }
+}
+
+const NO_SUBAGENTS: &str = "no subagents here";
+
+impl SessionHost for QuietHost {
+    fn emit(&self, event: Event) {
+        std::hint::black_box(&event);
+        self.events.set(self.events.get() + 1);
+    }
     fn take_steering(&self, _: &str) -> Vec<String> {
         Vec::new()
     }
@@ -137,7 +165,10 @@ impl SessionHost for Nothing {
     fn abort_requested(&self, _: &str) -> Option<Interruption> {
         None
     }
-    fn sleep(&self, _: &str, _: u64) -> bool {
+    fn sleep(&self, _: &str, ms: u64) -> bool {
+        if self.wall_time {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         false
     }
     fn log(&self, _: LogLevel, _: &str) {}
@@ -145,32 +176,46 @@ impl SessionHost for Nothing {
         Approval::Allow
     }
     fn now_ms(&self) -> u64 {
-        0
+        if !self.wall_time {
+            return 0;
+        }
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
     }
     fn random_bytes(&self, len: usize) -> Vec<u8> {
-        vec![0; len]
+        // Ids only need to differ; a counter through splitmix64 is enough.
+        (0..len)
+            .map(|_| {
+                let mut z = self.random.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+                self.random.set(z);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                (z ^ (z >> 31)) as u8
+            })
+            .collect()
     }
     fn spawn_subagent(&self, _: &SubagentRequest) -> Result<String, String> {
-        Err("no subagents in the benchmark probe".to_string())
+        Err(NO_SUBAGENTS.to_string())
     }
     fn subagent_send(&self, _: &str, _: &str) -> Result<(), String> {
-        Err("no subagents in the benchmark probe".to_string())
+        Err(NO_SUBAGENTS.to_string())
     }
     fn subagent_wait(&self, _: &str) -> Result<SubagentResult, String> {
-        Err("no subagents in the benchmark probe".to_string())
+        Err(NO_SUBAGENTS.to_string())
     }
     fn subagent_close(&self, _: &str) -> Result<(), String> {
-        Err("no subagents in the benchmark probe".to_string())
+        Err(NO_SUBAGENTS.to_string())
     }
 }
 
 /// Ports over `env` and nothing else.
 pub fn ports(env: Rc<MemoryEnv>) -> Ports {
-    let nothing = Rc::new(Nothing);
     Ports {
         env,
-        transport: nothing.clone(),
-        host: nothing.clone(),
-        host_tools: nothing,
+        transport: Rc::new(NoLlm),
+        host: Rc::new(QuietHost::default()),
+        host_tools: Rc::new(NoHostTools),
     }
 }

@@ -2,8 +2,7 @@
 //! separated, as Google sends them), each a whole `GenerateContentResponse` chunk; function
 //! calls arrive whole and without ids; the last chunk has the finish reason and usage.
 
-use crate::Reply;
-use crate::anthropic::{Block, split};
+use super::{Block, Reply, split};
 use serde_json::{Value, json};
 
 fn chunk(parts: Vec<Value>, finish: Option<&str>) -> String {

@@ -1,7 +1,7 @@
 //! Replies in Anthropic's Messages wire format: streamed (`text/event-stream`, the event
 //! sequence the real API sends) and error envelopes.
 
-use crate::Reply;
+use super::{Reply, split};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -42,24 +42,62 @@ fn event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
+/// How a scripted message streams, besides its blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Prompt tokens reported in `message_start`.
+    pub input_tokens: u64,
+    /// Output tokens reported in `message_delta`.
+    pub output_tokens: u64,
+    /// Deltas each text block is cut into.
+    pub text_pieces: usize,
+    /// Whether a `ping` follows `message_start`, as the real API sends.
+    pub ping: bool,
+}
+
+impl Shape {
+    /// As the real API streams: a ping, text in three deltas.
+    pub const API: Self = Self {
+        input_tokens: 25,
+        output_tokens: 42,
+        text_pieces: 3,
+        ping: true,
+    };
+
+    /// The fewest events: one delta per block, no ping (the core's tests count events).
+    pub const COMPACT: Self = Self {
+        input_tokens: 10,
+        output_tokens: 5,
+        text_pieces: 1,
+        ping: false,
+    };
+}
+
 /// A streamed message with these blocks, as the real API sends it: message_start, each
 /// block's start / deltas / stop (text in several deltas, tool input as partial JSON),
 /// message_delta with the stop reason and usage, message_stop; one ping.
 pub fn message(blocks: &[Block]) -> Reply {
+    message_shaped(blocks, Shape::API)
+}
+
+/// [`message`], streamed as `shape` says.
+pub fn message_shaped(blocks: &[Block], shape: Shape) -> Reply {
     let mut chunks = vec![event(
         "message_start",
         json!({"type": "message_start", "message": {
             "id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted-model",
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 25, "output_tokens": 1}}}),
+            "usage": {"input_tokens": shape.input_tokens, "output_tokens": 1}}}),
     )];
-    chunks.push(event("ping", json!({"type": "ping"})));
+    if shape.ping {
+        chunks.push(event("ping", json!({"type": "ping"})));
+    }
     let mut stop_reason = "end_turn";
     for (index, block) in blocks.iter().enumerate() {
         match block {
             Block::Text { text } => {
                 chunks.push(event("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
-                for piece in split(text, 3) {
+                for piece in split(text, shape.text_pieces) {
                     chunks.push(event("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})));
                 }
             }
@@ -83,7 +121,7 @@ pub fn message(blocks: &[Block]) -> Reply {
             json!({"type": "content_block_stop", "index": index}),
         ));
     }
-    chunks.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 42}})));
+    chunks.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": shape.output_tokens}})));
     chunks.push(event("message_stop", json!({"type": "message_stop"})));
     Reply {
         status: 200,
@@ -101,11 +139,4 @@ pub fn error(status: u16, error_type: &str, message: &str) -> Reply {
         chunks: vec![json!({"type": "error", "error": {"type": error_type, "message": message}}).to_string()],
         delay_ms: 0,
     }
-}
-
-/// Splits text into `n` roughly equal pieces on character boundaries.
-pub(crate) fn split(text: &str, n: usize) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let size = chars.len().div_ceil(n.max(1)).max(1);
-    chars.chunks(size).map(|c| c.iter().collect()).collect()
 }

@@ -1,0 +1,338 @@
+//! [`Host`]: the loaded component, the endpoints, approvals and host tools; opens and
+//! resumes [`Session`]s.
+
+use super::error::Error;
+use super::journaled::{Journaled, ResumeOverrides};
+use super::session::{Session, SessionOptions};
+use crate::approval::ApprovalPolicy;
+use crate::compile_cache::default_cache_dir;
+use crate::config::defaults::{default_model, locate_component, session_config};
+use crate::environments::environment::Environment;
+use crate::environments::options::EnvOptions;
+use crate::host_tools::registry::{HostTool, HostTools};
+use crate::persist::store::StoredSession;
+use crate::runtime::engine::AgentRuntime;
+use crate::transport::endpoints::Endpoints;
+use crate::transport::http::HttpTransport;
+use crate::transport::recorder::{RecordingTransport, recorded_session};
+use crate::transport::replay::{Recording, ReplayTransport};
+use crate::transport::session_transport::LlmTransport;
+use agent_protocol::{SessionConfig, WireProtocol};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Configures a [`Host`]; see [`Host::builder`].
+#[derive(Default)]
+pub struct HostBuilder {
+    component: Option<PathBuf>,
+    endpoints: Option<Endpoints>,
+    cache_dir: Option<PathBuf>,
+    tools: Vec<Arc<dyn HostTool>>,
+    approvals: Option<ApprovalPolicy>,
+}
+
+impl HostBuilder {
+    /// The core component, `agent-core.wasm` (default: `$AGENT_CORE_COMPONENT`, else next to
+    /// the executable or one folder up).
+    pub fn component(mut self, path: impl Into<PathBuf>) -> Self {
+        self.component = Some(path.into());
+        self
+    }
+
+    /// The LLM endpoints and their keys (default: [`Endpoints::from_env`]).
+    pub fn endpoints(mut self, endpoints: Endpoints) -> Self {
+        self.endpoints = Some(endpoints);
+        self
+    }
+
+    /// Where the compiled component is cached (default: `$AGENT_HOST_CACHE_DIR`, else
+    /// `~/.cache/agent-host/components`).
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Offers a tool implemented by the application to every session, e.g. a
+    /// [`super::NativeTool`]. A name that clashes with the profile's own tools is an error
+    /// when a session opens.
+    pub fn tool(mut self, tool: impl HostTool + 'static) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Offers several tools at once (plugins, configured command tools, ...).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn HostTool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// How tool calls are approved: `auto`, `ask` (through an
+    /// [`ApprovalPrompt`](crate::approval::ApprovalPrompt)) or `read-only` (default: auto,
+    /// dangerous commands refused). Each session remembers its own "always" answers.
+    pub fn approvals(mut self, policy: ApprovalPolicy) -> Self {
+        self.approvals = Some(policy);
+        self
+    }
+
+    /// Loads the component (compiling it on a cache miss, off the async threads).
+    pub async fn build(self) -> Result<Host, Error> {
+        let component = locate_component(self.component).map_err(Error::Component)?;
+        let http = HttpTransport::new(self.endpoints.unwrap_or_else(Endpoints::from_env))
+            .map_err(|e| Error::Options(format!("cannot create the HTTP client: {e:#}")))?;
+        let cache_dir = self.cache_dir.or_else(default_cache_dir);
+        let transport = http.clone();
+        let mut runtime = tokio::task::spawn_blocking(move || {
+            AgentRuntime::load(&component, cache_dir.as_deref(), transport)
+        })
+        .await
+        .map_err(|e| Error::Component(e.to_string()))?
+        .map_err(|e| Error::Component(format!("{e:#}")))?;
+        if let Some(policy) = self.approvals {
+            runtime.set_approval_policy(policy);
+        }
+        Ok(Host {
+            runtime,
+            http,
+            tools: self.tools,
+        })
+    }
+}
+
+/// What a resumed session takes on.
+#[derive(Clone, Default)]
+pub struct ResumeOptions {
+    /// Where its tools run (default: the local machine in the session's own workspace).
+    pub environment: Option<Arc<dyn Environment>>,
+    /// Another model of the same provider (default: the session's).
+    pub model: Option<String>,
+    /// How many more LLM turns it may take (`Some(0)`: no limit; `None`: as saved).
+    pub more_turns: Option<u32>,
+    /// The configuration its subagents start from (default: none, so no subagents).
+    pub config: Option<SessionConfig>,
+}
+
+/// The loaded agent component, the endpoints, the approval policy and the application's
+/// tools; opens sessions. Cheap to share behind an `Arc`.
+pub struct Host {
+    runtime: AgentRuntime,
+    http: HttpTransport,
+    tools: Vec<Arc<dyn HostTool>>,
+}
+
+impl Host {
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The runtime underneath, for what the facade does not cover.
+    pub fn runtime(&self) -> &AgentRuntime {
+        &self.runtime
+    }
+
+    /// The endpoints requests go to (for messages: a key's variable, a base URL).
+    pub fn endpoints(&self) -> &Endpoints {
+        self.http.endpoints()
+    }
+
+    /// Starts a session in a fresh component instance; its events begin with
+    /// `SESSION_START` (see [`Session::events`]).
+    pub async fn open_session(&self, options: SessionOptions) -> Result<Session, Error> {
+        let env = match &options.environment {
+            Some(env) => env.clone(),
+            None => EnvOptions {
+                cwd: Some(options.workspace.clone()),
+                read_only: options.read_only,
+                ..EnvOptions::default()
+            }
+            .build()
+            .await
+            .map_err(Error::Options)?,
+        };
+        let mut endpoints = self.http.endpoints().clone();
+        let replay = match &options.replay {
+            Some(path) => {
+                let recording = Recording::open(path).map_err(Error::Options)?;
+                let (provider, model) = match &options.config {
+                    Some(config) => (Some(config.endpoint.as_str()), Some(config.model.as_str())),
+                    None => (options.provider.as_deref(), options.model.as_deref()),
+                };
+                recording.check_choice(provider, model).map_err(Error::Options)?;
+                endpoints.insert(recording.endpoint().map_err(Error::Options)?);
+                Some(recording)
+            }
+            None => None,
+        };
+        let config = match &options.config {
+            Some(config) => config.clone(),
+            None => session_config_for(&options, &endpoints, replay.as_ref())?,
+        };
+        let mut runtime = self.runtime.clone();
+        if options.read_only {
+            runtime.set_read_only(true);
+        }
+        if let Some(recording) = replay {
+            recording.check_config(&config).map_err(Error::Options)?;
+            runtime.set_transport(ReplayTransport::new(recording));
+        } else if let Some(path) = &options.record {
+            let recording = RecordingTransport::create(
+                self.http.clone(),
+                path,
+                recorded_session(&config),
+                Some(env.working_directory()),
+            )
+            .map_err(Error::Options)?;
+            runtime.set_transport(LlmTransport::Recording(recording));
+        }
+        self.offer_tools(&mut runtime, &config, env.clone()).await?;
+        let (session, events) = Journaled::start(&runtime, config, env, options.store.as_ref())
+            .await
+            .map_err(Error::trap)?;
+        Ok(Session::new(session, events))
+    }
+
+    /// Continues a saved session in a fresh instance (see `persist` for what is saved):
+    /// its last snapshot and the history journaled after it; new events and history go on
+    /// in the same files.
+    pub async fn resume_session(
+        &self,
+        stored: &StoredSession,
+        options: ResumeOptions,
+    ) -> Result<Session, Error> {
+        let env = match options.environment {
+            Some(env) => env,
+            None => EnvOptions {
+                cwd: Some(PathBuf::from(&stored.meta.workspace)),
+                ..EnvOptions::default()
+            }
+            .build()
+            .await
+            .map_err(Error::Options)?,
+        };
+        let mut runtime = self.runtime.clone();
+        if let Some(config) = &options.config {
+            self.offer_tools(&mut runtime, config, env.clone()).await?;
+        }
+        let overrides = ResumeOverrides {
+            model: options.model,
+            more_turns: options.more_turns,
+        };
+        let (session, events) = Journaled::resume(&runtime, stored, env, options.config, &overrides)
+            .await
+            .map_err(|e| Error::Options(format!("cannot resume session {}: {e:#}", stored.id())))?;
+        Ok(Session::new(session, events))
+    }
+
+    /// Runs one tool of a provider profile through the component, outside any session
+    /// (`any`: the first profile that has it); the inner error is the tool's.
+    pub async fn run_tool(
+        &self,
+        env: Arc<dyn Environment>,
+        provider: &str,
+        name: &str,
+        arguments_json: &str,
+    ) -> Result<Result<String, String>, Error> {
+        self.runtime
+            .run_tool(env, provider, name, arguments_json)
+            .await
+            .map_err(Error::trap)
+    }
+
+    /// A profile as a session with `config` would use it in `env` (capabilities, tools and
+    /// system prompt); makes no LLM request.
+    pub async fn describe(
+        &self,
+        config: SessionConfig,
+        env: Arc<dyn Environment>,
+    ) -> Result<serde_json::Value, Error> {
+        let (mut session, _events) = self
+            .runtime
+            .start_session(config, env)
+            .await
+            .map_err(Error::trap)?;
+        let text = session.describe().await.map_err(Error::trap)?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::Internal(format!("the component described its profile in bad JSON: {e}")))
+    }
+
+    /// Offers the host's tools to the sessions `runtime` starts; a name clash among them or
+    /// with the profile's own tools is an error.
+    async fn offer_tools(
+        &self,
+        runtime: &mut AgentRuntime,
+        config: &SessionConfig,
+        env: Arc<dyn Environment>,
+    ) -> Result<(), Error> {
+        if self.tools.is_empty() {
+            return Ok(());
+        }
+        let reserved = profile_tool_names(&self.describe(config.clone(), env).await?);
+        runtime.set_host_tools(HostTools::new(self.tools.clone(), &reserved).map_err(Error::Options)?);
+        Ok(())
+    }
+}
+
+/// The component's session configuration for `options`: provider, profile, protocol and
+/// model resolved the way `agent-host run` does (a replay's come from its recording).
+fn session_config_for(
+    options: &SessionOptions,
+    endpoints: &Endpoints,
+    replay: Option<&Recording>,
+) -> Result<SessionConfig, Error> {
+    let provider = match (replay, &options.provider) {
+        (Some(recording), _) => recording.session().endpoint.clone(),
+        (None, Some(provider)) => provider.clone(),
+        (None, None) => endpoints
+            .first_configured()
+            .map(|e| e.name.clone())
+            .ok_or_else(|| {
+                Error::Options(
+                "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY), \
+                 or a base URL such as ANTHROPIC_BASE_URL"
+                    .to_string(),
+            )
+            })?,
+    };
+    let endpoint = endpoints.get(&provider).ok_or_else(|| {
+        let known = endpoints.names();
+        Error::Options(match known.is_empty() {
+            true => format!("unknown provider {provider:?}: the host has no endpoints"),
+            false => format!("unknown provider {provider:?}: known are {}", known.join(", ")),
+        })
+    })?;
+    if !endpoint.configured {
+        return Err(Error::Options(format!(
+            "provider {provider} is not configured: set {} (or its base URL)",
+            endpoint.key_var
+        )));
+    }
+    let compatible = endpoint.protocol == WireProtocol::ChatCompletions;
+    let profile = if compatible { "openai" } else { provider.as_str() };
+    let model = match (replay, &options.model) {
+        (Some(recording), _) => recording.session().model.clone(),
+        (None, Some(model)) => model.clone(),
+        (None, None) if compatible => {
+            return Err(Error::Options(format!(
+                "which model should {provider} run? Set SessionOptions::model"
+            )));
+        }
+        (None, None) => default_model(profile).to_string(),
+    };
+    let mut config = session_config(profile, &model);
+    config.endpoint = provider.clone();
+    config.protocol = endpoint.protocol;
+    config.limits.max_turns = options.max_turns;
+    config.limits.max_tool_rounds_per_input = options.max_tool_rounds;
+    config.reasoning_effort = options.reasoning_effort;
+    config.user_instructions = options.instructions.clone();
+    Ok(config)
+}
+
+/// The names of a described profile's own tools, which host tools may not take.
+fn profile_tool_names(description: &serde_json::Value) -> Vec<String> {
+    description["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_string))
+        .collect()
+}
