@@ -46,7 +46,9 @@ pub struct ToolTraits {
 }
 
 impl ToolTraits {
-    /// A read-only tool truncated head and tail at `max_chars`.
+    /// A tool of `category` whose output is cut to `max_chars` by `mode`. It names no files
+    /// it changes and is summarised for approval by its call until [`Self::changes`] and
+    /// [`Self::approval`] say otherwise.
     pub const fn new(category: ToolCategory, max_chars: usize, mode: Mode) -> Self {
         Self {
             category,

@@ -73,11 +73,15 @@ impl Persistence {
                     model: config.as_ref().map(|c| c.model.clone()),
                     more_turns: config.as_ref().map(|c| c.limits.max_turns),
                     config,
+                    read_only: options.read_only,
                 };
-                let session = host
-                    .resume_session(&stored, resume)
-                    .await
-                    .map_err(|e| (exit::AGENT_ERROR, e.to_string()))?;
+                let session = host.resume_session(&stored, resume).await.map_err(|e| match e {
+                    Error::Options(message) => (exit::USAGE, message),
+                    other => (
+                        exit::AGENT_ERROR,
+                        format!("cannot resume session {}: {other}", stored.id()),
+                    ),
+                })?;
                 if !json {
                     let summary = stored.summary();
                     eprintln!(

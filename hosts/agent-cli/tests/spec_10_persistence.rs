@@ -89,6 +89,32 @@ fn session_dir(state: &Path) -> Option<PathBuf> {
 const TASK: &str = "Write alpha into a.txt, then show it";
 
 /// The first two replies call tools; the third never comes in time.
+/// Runs `task` to its end against `replies`; returns the session's folder and id.
+async fn run_to_the_end(state: &Path, work: &Path, task: &str, replies: Vec<Reply>) -> (PathBuf, String) {
+    let llm = server(replies).await;
+    let output = agent_host_at(state, &llm)
+        .args(["run", task, "--cwd"])
+        .arg(work)
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "stderr:\n{}", stderr(&output));
+    let dir = session_dir(state).unwrap();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    (dir, id)
+}
+
+/// Resumes session `id` with the input "once more", which the model answers "Again.".
+async fn resume_once_more(state: &Path, id: &str) -> (ScriptedServer, std::process::Output) {
+    let llm = server(vec![message(&[text("Again.")])]).await;
+    let output = agent_host_at(state, &llm)
+        .args(["resume", id, "once more"])
+        .output()
+        .await
+        .unwrap();
+    (llm, output)
+}
+
 fn two_rounds_then_stall() -> Vec<Reply> {
     let mut stalled = message(&[text("All done.")]);
     stalled.delay_ms = 120_000;
@@ -307,20 +333,11 @@ async fn resume_without_a_task_continues_the_interrupted_input() {
 async fn a_torn_last_line_is_ignored_and_everything_before_it_is_kept() {
     let state = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let first = server(vec![
+    let replies = vec![
         message(&[tool_use("toolu_1", "shell", json!({"command": "echo kept"}))]),
         message(&[text("Echoed.")]),
-    ])
-    .await;
-    let output = agent_host_at(state.path(), &first)
-        .args(["run", "Echo something", "--cwd"])
-        .arg(work.path())
-        .output()
-        .await
-        .unwrap();
-    assert!(output.status.success(), "stderr:\n{}", stderr(&output));
-    let dir = session_dir(state.path()).unwrap();
-    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    ];
+    let (dir, id) = run_to_the_end(state.path(), work.path(), "Echo something", replies).await;
     // A crash in the middle of writing an event.
     let events = dir.join("events.jsonl");
     let mut log = std::fs::read(&events).unwrap();
@@ -329,12 +346,7 @@ async fn a_torn_last_line_is_ignored_and_everything_before_it_is_kept() {
     // And the snapshot lost too: the history comes from the log alone.
     std::fs::remove_file(dir.join("snapshot.json")).unwrap();
 
-    let second = server(vec![message(&[text("Again.")])]).await;
-    let output = agent_host_at(state.path(), &second)
-        .args(["resume", &id, "once more"])
-        .output()
-        .await
-        .unwrap();
+    let (second, output) = resume_once_more(state.path(), &id).await;
     assert!(output.status.success(), "stderr:\n{}", stderr(&output));
     assert!(stderr(&output).contains("torn last line"), "{}", stderr(&output));
     assert_eq!(
@@ -352,6 +364,25 @@ async fn a_torn_last_line_is_ignored_and_everything_before_it_is_kept() {
     let log = read_events(&events).unwrap();
     assert!(log.warning.is_none());
     assert_eq!(log.events.last().unwrap().kind(), EventKind::SessionEnd);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_saved_without_a_journal_is_refused_with_a_reason() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let replies = vec![message(&[text("Hi.")])];
+    let (dir, id) = run_to_the_end(state.path(), work.path(), "Say hi", replies).await;
+    // What an agent-host from before the journal left behind.
+    std::fs::remove_file(dir.join("history.jsonl")).unwrap();
+
+    let (second, output) = resume_once_more(state.path(), &id).await;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("older agent-host"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(second.requests().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

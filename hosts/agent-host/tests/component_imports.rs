@@ -1,5 +1,5 @@
 //! The core holds no authority: its imports are exactly our interfaces plus wall-clock
-//! and random (ARCHITECTURE.md, principle 1).
+//! and random (the architecture's first principle: no authority beyond the imports).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

@@ -6,10 +6,12 @@
 
 mod common;
 
-use agent_host::Endpoints;
+use agent_host::approval::{ApprovalMode, ApprovalPolicy};
 use agent_host::embed::{
-    Error, Event, EventKind, Events, Host, NativeTool, SessionOptions, StopReason, ToolError,
+    Error, Event, EventKind, Events, Host, NativeTool, ReasoningEffort, Session, SessionOptions, StopReason,
+    ToolError,
 };
+use agent_host::{Endpoints, Environment, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
@@ -41,6 +43,13 @@ async fn host(server: &ScriptedServer, tools: Vec<NativeTool>) -> Host {
     builder.build().await.unwrap()
 }
 
+/// A session of `host` in `work`, with the default options.
+async fn open(host: &Host, work: &std::path::Path) -> Session {
+    host.open_session(SessionOptions::in_workspace(work))
+        .await
+        .unwrap()
+}
+
 /// Reads events until one of `kind` (included).
 async fn until(events: &mut Events, kind: EventKind) -> Vec<Event> {
     let mut seen = Vec::new();
@@ -59,10 +68,7 @@ async fn submit_streams_typed_events_and_close_ends_the_stream() {
     let server = server(vec![message(&[text("Hello from the scripted model.")])]).await;
     let host = host(&server, Vec::new()).await;
     let work = tempfile::tempdir().unwrap();
-    let session = host
-        .open_session(SessionOptions::in_workspace(work.path()))
-        .await
-        .unwrap();
+    let session = open(&host, work.path()).await;
     let mut events = session.events();
     let outcome = session.submit("say hello").await.unwrap();
     assert_eq!(outcome.stop_reason, StopReason::Completed);
@@ -108,10 +114,7 @@ async fn steering_mid_run_reaches_the_next_request() {
     .await;
     let host = host(&server, Vec::new()).await;
     let work = tempfile::tempdir().unwrap();
-    let session = host
-        .open_session(SessionOptions::in_workspace(work.path()))
-        .await
-        .unwrap();
+    let session = open(&host, work.path()).await;
     let mut events = session.events();
     let handle = session.handle();
     let watcher = tokio::spawn(async move {
@@ -203,10 +206,7 @@ async fn a_native_tool_is_called_by_the_model_and_its_result_is_in_the_next_requ
     };
     let host = host(&server, vec![tool]).await;
     let work = tempfile::tempdir().unwrap();
-    let session = host
-        .open_session(SessionOptions::in_workspace(work.path()))
-        .await
-        .unwrap();
+    let session = open(&host, work.path()).await;
     let mut events = session.events();
     let outcome = session.submit("count the words").await.unwrap();
     assert_eq!(outcome.final_text, "3 words");
@@ -426,4 +426,64 @@ async fn the_examples_run_their_scripted_demo_without_a_provider() {
         assert!(stdout.contains("SCRIPTED DEMO"), "{example}: {stdout}");
         assert!(stdout.contains(expected), "{example}: {stdout}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_host_refuses_changes_through_an_environment_the_caller_hands_in() {
+    let server = server(vec![
+        message(&[
+            tool_use(
+                "w",
+                "write_file",
+                json!({"file_path": "planted.txt", "content": "x"}),
+            ),
+            tool_use("s", "shell", json!({"command": "touch ran.txt"})),
+        ]),
+        message(&[text("done")]),
+    ])
+    .await;
+    let host = Host::builder()
+        .component(common::component())
+        .cache_dir(common::cache_dir())
+        .endpoints(endpoints(&server))
+        .approvals(ApprovalPolicy::new(ApprovalMode::ReadOnly))
+        .build()
+        .await
+        .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let env: Arc<dyn Environment> = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let session = host
+        .open_session(SessionOptions {
+            environment: Some(env),
+            ..SessionOptions::in_workspace(work.path())
+        })
+        .await
+        .unwrap();
+    let mut events = session.events();
+    session.submit("change things").await.unwrap();
+    let seen = until(&mut events, EventKind::ProcessingEnd).await;
+    let ends: Vec<_> = seen.iter().filter_map(Event::tool_result).collect();
+    assert_eq!(ends.len(), 2);
+    for end in &ends {
+        let refusal = end.output.expect_err("a read-only session refuses the call");
+        assert!(refusal.contains("read-only"), "{}: {refusal}", end.name);
+    }
+    assert!(!work.path().join("planted.txt").exists());
+    assert!(!work.path().join("ran.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switching_model_keeps_settings_made_since_the_last_input() {
+    let server = server(Vec::new()).await;
+    let host = host(&server, Vec::new()).await;
+    let work = tempfile::tempdir().unwrap();
+    let session = open(&host, work.path()).await;
+    session
+        .set_reasoning_effort(Some(ReasoningEffort::High))
+        .await
+        .unwrap();
+    session.switch_model("claude-other").await.unwrap();
+    let snapshot: Value = serde_json::from_str(&session.snapshot().await.unwrap()).unwrap();
+    assert_eq!(snapshot["config"]["model"], "claude-other");
+    assert_eq!(snapshot["config"]["reasoning_effort"], "high", "{snapshot}");
 }

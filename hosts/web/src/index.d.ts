@@ -232,8 +232,14 @@ export interface EventDataByKind {
   TOOL_CALL_OUTPUT_DELTA: { call_id: string; stream: 'stdout' | 'stderr'; delta: string };
   /** The FULL untruncated `output` (with `images` when any were shown to the model), or `error`. */
   TOOL_CALL_END:
-    | { call_id: string; tool_name: string; output: string; images?: Array<{ media_type: string; base64_chars: number }> }
-    | { call_id: string; tool_name: string; error: string };
+    | {
+        call_id: string;
+        tool_name: string;
+        output: string;
+        images?: Array<{ media_type: string; base64_chars: number }>;
+        error?: never;
+      }
+    | { call_id: string; tool_name: string; error: string; output?: never; images?: never };
   STEERING_INJECTED: { content: string };
   TURN_LIMIT: { limit: 'max_tool_rounds_per_input' | 'max_turns'; value: number };
   LOOP_DETECTION: { message: string; window: number; pattern_length: number };

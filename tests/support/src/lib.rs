@@ -6,10 +6,13 @@
 //!   only counts events), for benchmarks natively and in wasm;
 //! - [`wire`]: replies in each provider's real wire format (Anthropic Messages, OpenAI
 //!   Responses and Chat Completions, Gemini), served over HTTP by `scripted-llm` and fed
-//!   straight to the core's fakes alike.
+//!   straight to the core's fakes alike;
+//! - `paths`: where the build puts the component and the plugins the hosts' tests run.
 //!
 //! Nothing here needs a runtime or a network, so it builds for wasm32 too.
 
 pub mod fakes;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod paths;
 pub mod quiet;
 pub mod wire;

@@ -214,13 +214,24 @@ impl Agent {
     }
 
     /// Ends the session: a running input is aborted (its command killed) and given a
-    /// moment to return, then the session is closed with its subagents.
+    /// moment to return, then the session is closed with its subagents. An input that does
+    /// not wind down is cancelled (dropping it releases the session for `close`), and the
+    /// close is bounded too: quitting never hangs on a stuck instance.
     pub async fn shutdown(&mut self) {
-        if let Some(handle) = self.running.take() {
+        if let Some(mut handle) = self.running.take() {
             self.session.abort();
-            let _ = tokio::time::timeout(ABORT_GRACE, handle).await;
+            if tokio::time::timeout(ABORT_GRACE, &mut handle).await.is_err() {
+                tracing::warn!("the input did not stop within {ABORT_GRACE:?}; cancelling it");
+                handle.abort();
+                let _ = tokio::time::timeout(ABORT_GRACE, handle).await;
+            }
         }
-        let _ = self.session.close().await;
+        if tokio::time::timeout(ABORT_GRACE, self.session.close())
+            .await
+            .is_err()
+        {
+            tracing::warn!("the session did not close within {ABORT_GRACE:?}; leaving it");
+        }
     }
 }
 

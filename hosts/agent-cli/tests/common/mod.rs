@@ -1,23 +1,11 @@
-//! Shared helpers of the agent-host integration tests.
+//! Shared helpers of the command line's integration tests (the `agent-host` binary).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Output;
 
-/// The built core component: `$AGENT_CORE_COMPONENT` (set by `make test`), else
-/// `target/agent-core.wasm` of the workspace. Missing is a failure, not a skip: `make test`
-/// always builds it first.
-pub fn component() -> PathBuf {
-    let path = std::env::var_os("AGENT_CORE_COMPONENT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/agent-core.wasm"));
-    assert!(
-        path.is_file(),
-        "the core component {} is missing: run `make component` (make test does it)",
-        path.display()
-    );
-    path
-}
+#[allow(unused_imports, reason = "each test binary uses its own part of this module")]
+pub use agent_test_support::paths::{component, plugin};
 
 /// A cache directory shared by the tests of one run, so only the first compiles.
 pub fn cache_dir() -> PathBuf {
@@ -68,18 +56,6 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 pub mod sshd;
-
-/// A tool plugin built by `make plugins` (target/plugins/NAME.wasm). Missing is a failure:
-/// `make test` builds them first.
-pub fn plugin(name: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/plugins/{name}.wasm"));
-    assert!(
-        path.is_file(),
-        "the plugin {} is missing: run `make plugins` (make test does it)",
-        path.display()
-    );
-    path
-}
 
 /// A profile's tool names in the order the model is offered them: its own, then the
 /// subagent tools every profile has.

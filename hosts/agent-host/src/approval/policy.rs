@@ -123,7 +123,7 @@ pub enum ApprovalAnswer {
     Deny { reason: Option<String> },
 }
 
-/// Asks the user about a tool call. Implemented by the CLI's [`TerminalPrompt`] for
+/// Asks the user about a tool call. Implemented by the command line's terminal prompt for
 /// `run`, by an interactive UI, or by a test's script.
 ///
 /// Questions of one session come one at a time, but subagents run concurrently, so an
@@ -206,10 +206,6 @@ impl ApprovalPolicy {
         self.mode
     }
 
-    pub fn has_prompt(&self) -> bool {
-        self.prompt.is_some()
-    }
-
     /// The same policy with `mode`, fresh memory.
     pub fn with_mode(&self, mode: ApprovalMode) -> Self {
         Self {
@@ -244,7 +240,7 @@ impl ApprovalPolicy {
             Kind::Read | Kind::Search | Kind::Agent => CallKind::Read,
         };
         if self.mode == ApprovalMode::ReadOnly {
-            return read_only_decision(host_category, &request.tool_name);
+            return read_only_decision(request, host_category);
         }
         if let CallKind::Command(command) = &kind
             && let Some(why) = dangerous(command)
@@ -321,10 +317,20 @@ impl ApprovalPolicy {
     }
 }
 
-/// Read-only mode: built-in tools are left to the environment's read-only wrapper (which
-/// refuses writes and commands with its own message); host tools run outside it, so their
-/// declared category decides here.
-fn read_only_decision(host_category: Option<ToolCategory>, tool_name: &str) -> Approval {
+/// Read-only mode: calls the core marks as writes or commands are refused here, before
+/// anything runs (the environment's read-only wrapper refuses them too, a second line that
+/// holds whatever the category says); host tools run outside any environment, so their
+/// declared category decides.
+fn read_only_decision(request: &ApprovalRequest, host_category: Option<ToolCategory>) -> Approval {
+    let tool_name = &request.tool_name;
+    // The environment's read-only wrapper refuses them too; asked here, the model is told why
+    // before anything is tried.
+    if matches!(request.category, Kind::Write | Kind::Command) {
+        return Approval::Deny(format!(
+            "{tool_name} changes files or runs commands and this session is in read-only mode; \
+             report what you would do with it instead"
+        ));
+    }
     match host_category {
         Some(category) if category != ToolCategory::Read => Approval::Deny(format!(
             "{tool_name} is a `{}` tool and this session is in read-only mode, where only `read` \

@@ -26,6 +26,10 @@ pub enum Error {
     /// retries exhausted); the session is closed.
     #[error("the LLM request failed: {0}")]
     Llm(String),
+    /// The session's files could not be written or read back (its store's folder, a
+    /// second process holding it, a damaged journal).
+    #[error("session storage: {0}")]
+    Storage(String),
     /// An internal error of the component.
     #[error("internal error of the agent: {0}")]
     Internal(String),
@@ -37,6 +41,10 @@ pub enum Error {
 impl Error {
     pub(crate) fn trap(error: anyhow::Error) -> Self {
         Self::Trap(format!("{error:#}"))
+    }
+
+    pub(crate) fn storage(error: impl Into<anyhow::Error>) -> Self {
+        Self::Storage(format!("{:#}", error.into()))
     }
 }
 

@@ -9,6 +9,7 @@ use crate::compile_cache::default_cache_dir;
 use crate::config::defaults::{default_model, locate_component, session_config};
 use crate::environments::environment::Environment;
 use crate::environments::options::EnvOptions;
+use crate::environments::policy::ReadOnly;
 use crate::host_tools::registry::{HostTool, HostTools};
 use crate::persist::store::StoredSession;
 use crate::runtime::engine::AgentRuntime;
@@ -18,7 +19,7 @@ use crate::transport::recorder::{RecordingTransport, recorded_session};
 use crate::transport::replay::{Recording, ReplayTransport};
 use crate::transport::session_transport::LlmTransport;
 use agent_protocol::{SessionConfig, WireProtocol};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Configures a [`Host`]; see [`Host::builder`].
@@ -109,6 +110,9 @@ pub struct ResumeOptions {
     pub more_turns: Option<u32>,
     /// The configuration its subagents start from (default: none, so no subagents).
     pub config: Option<SessionConfig>,
+    /// Refuse every change to files and every command (also on when the host's approval
+    /// policy is read-only).
+    pub read_only: bool,
 }
 
 /// The loaded agent component, the endpoints, the approval policy and the application's
@@ -137,17 +141,10 @@ impl Host {
     /// Starts a session in a fresh component instance; its events begin with
     /// `SESSION_START` (see [`Session::events`]).
     pub async fn open_session(&self, options: SessionOptions) -> Result<Session, Error> {
-        let env = match &options.environment {
-            Some(env) => env.clone(),
-            None => EnvOptions {
-                cwd: Some(options.workspace.clone()),
-                read_only: options.read_only,
-                ..EnvOptions::default()
-            }
-            .build()
-            .await
-            .map_err(Error::Options)?,
-        };
+        let read_only = options.read_only || self.runtime.read_only();
+        let env = self
+            .environment_for(options.environment.clone(), &options.workspace, read_only)
+            .await?;
         let mut endpoints = self.http.endpoints().clone();
         let replay = match &options.replay {
             Some(path) => {
@@ -167,9 +164,7 @@ impl Host {
             None => session_config_for(&options, &endpoints, replay.as_ref())?,
         };
         let mut runtime = self.runtime.clone();
-        if options.read_only {
-            runtime.set_read_only(true);
-        }
+        runtime.set_read_only(read_only);
         if let Some(recording) = replay {
             recording.check_config(&config).map_err(Error::Options)?;
             runtime.set_transport(ReplayTransport::new(recording));
@@ -184,9 +179,7 @@ impl Host {
             runtime.set_transport(LlmTransport::Recording(recording));
         }
         self.offer_tools(&mut runtime, &config, env.clone()).await?;
-        let (session, events) = Journaled::start(&runtime, config, env, options.store.as_ref())
-            .await
-            .map_err(Error::trap)?;
+        let (session, events) = Journaled::start(&runtime, config, env, options.store.as_ref()).await?;
         Ok(Session::new(session, events))
     }
 
@@ -198,17 +191,13 @@ impl Host {
         stored: &StoredSession,
         options: ResumeOptions,
     ) -> Result<Session, Error> {
-        let env = match options.environment {
-            Some(env) => env,
-            None => EnvOptions {
-                cwd: Some(PathBuf::from(&stored.meta.workspace)),
-                ..EnvOptions::default()
-            }
-            .build()
-            .await
-            .map_err(Error::Options)?,
-        };
+        let read_only = options.read_only || self.runtime.read_only();
+        let workspace = PathBuf::from(&stored.meta.workspace);
+        let env = self
+            .environment_for(options.environment, &workspace, read_only)
+            .await?;
         let mut runtime = self.runtime.clone();
+        runtime.set_read_only(read_only);
         if let Some(config) = &options.config {
             self.offer_tools(&mut runtime, config, env.clone()).await?;
         }
@@ -216,9 +205,7 @@ impl Host {
             model: options.model,
             more_turns: options.more_turns,
         };
-        let (session, events) = Journaled::resume(&runtime, stored, env, options.config, &overrides)
-            .await
-            .map_err(|e| Error::Options(format!("cannot resume session {}: {e:#}", stored.id())))?;
+        let (session, events) = Journaled::resume(&runtime, stored, env, options.config, &overrides).await?;
         Ok(Session::new(session, events))
     }
 
@@ -252,6 +239,29 @@ impl Host {
         let text = session.describe().await.map_err(Error::trap)?;
         serde_json::from_str(&text)
             .map_err(|e| Error::Internal(format!("the component described its profile in bad JSON: {e}")))
+    }
+
+    /// Where a session's tools run: the caller's environment or the local machine in
+    /// `workspace`. Read-only mode wraps either, so no environment the caller hands in can
+    /// write behind a read-only policy.
+    async fn environment_for(
+        &self,
+        given: Option<Arc<dyn Environment>>,
+        workspace: &Path,
+        read_only: bool,
+    ) -> Result<Arc<dyn Environment>, Error> {
+        match given {
+            Some(env) if read_only => Ok(Arc::new(ReadOnly::new(env))),
+            Some(env) => Ok(env),
+            None => EnvOptions {
+                cwd: Some(workspace.to_path_buf()),
+                read_only,
+                ..EnvOptions::default()
+            }
+            .build()
+            .await
+            .map_err(Error::Options),
+        }
     }
 
     /// Offers the host's tools to the sessions `runtime` starts; a name clash among them or

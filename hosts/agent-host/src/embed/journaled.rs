@@ -3,6 +3,7 @@
 //! every input and which survives a trap of its instance (see `persist` for the files and
 //! how a session is resumed).
 
+use super::error::Error;
 use crate::environments::environment::Environment;
 use crate::persist::host_event;
 use crate::persist::journal::{Journal, JournalSink, Pump, lock};
@@ -49,7 +50,7 @@ impl Journaled {
         config: SessionConfig,
         env: Arc<dyn Environment>,
         store: Option<&SessionStore>,
-    ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<AgentEvent>)> {
+    ) -> Result<(Self, mpsc::UnboundedReceiver<AgentEvent>), Error> {
         let subagent_config = Some(config.clone());
         // The journal exists before the instance, which records into it from its first call.
         let journal = Arc::new(Mutex::new(Journal::new(
@@ -61,21 +62,17 @@ impl Journaled {
             history: Some(Arc::new(JournalSink(journal.clone()))),
             ..InstanceOptions::default()
         };
-        let (mut session, events) = runtime.start_session_with(config, env.clone(), options).await?;
-        let base = session.snapshot().await?;
+        let (mut session, events) = runtime
+            .start_session_with(config, env.clone(), options)
+            .await
+            .map_err(Error::trap)?;
+        let base = session.snapshot().await.map_err(Error::trap)?;
         {
             let mut journal = lock(&journal);
             journal.meta = SessionMeta::new(session.id(), &env.working_directory());
             journal.base = base.clone();
             if let Some(store) = store {
-                let files = store.create(&journal.meta)?;
-                journal.events = Some(EventLog::create(&files.events_path())?);
-                let mut history = JsonLog::create(&files.history_path())?;
-                history.append(&JournalLine::Start(
-                    serde_json::from_str(&base).context("the core's snapshot is not JSON")?,
-                ))?;
-                journal.history = Some(history);
-                journal.files = Some(files);
+                create_files(&mut journal, store, &base).map_err(Error::storage)?;
             }
         }
         Ok(Self::assemble(
@@ -98,19 +95,12 @@ impl Journaled {
         env: Arc<dyn Environment>,
         subagent_config: Option<SessionConfig>,
         overrides: &ResumeOverrides,
-    ) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<AgentEvent>)> {
+    ) -> Result<(Self, mpsc::UnboundedReceiver<AgentEvent>), Error> {
         let files = SessionFiles {
             dir: stored.dir.clone(),
         };
-        // Taken first: a second process resuming the same session stops here.
-        let (events_log, _torn) = EventLog::open(&files.events_path())?;
-        let (history_log, _torn) = JsonLog::<JournalLine>::open(&files.history_path())?;
-        anyhow::ensure!(
-            events_log.len() == stored.events.len() && history_log.len() == stored.journal.len(),
-            "session {} was written to since it was read; read it again",
-            stored.id()
-        );
-        let (base, entries) = stored.resume_point()?;
+        let (base, entries) = stored.resume_point().map_err(Error::storage)?;
+        let (events_log, history_log) = open_logs(stored, &files).map_err(Error::storage)?;
         let mut meta = stored.meta.clone();
         meta.workspace = env.working_directory();
         if let Some(model) = &overrides.model {
@@ -133,15 +123,17 @@ impl Journaled {
         };
         let (mut session, events) = runtime
             .resume_session(&request, env.clone(), options)
-            .await?
+            .await
+            .map_err(Error::trap)?
             .map_err(|e| {
-                anyhow::anyhow!(
-                    "the component refused the saved session: {}",
+                Error::Options(format!(
+                    "the component refused saved session {}: {}",
+                    stored.id(),
                     describe_agent_error(&e)
-                )
+                ))
             })?;
-        let snapshot = session.snapshot().await?;
-        lock(&journal).checkpoint(snapshot)?;
+        let snapshot = session.snapshot().await.map_err(Error::trap)?;
+        lock(&journal).checkpoint(snapshot).map_err(Error::storage)?;
         Ok(Self::assemble(
             runtime,
             env,
@@ -231,7 +223,7 @@ impl Journaled {
     /// was cancelled.
     pub async fn restart(&mut self, cause: &anyhow::Error) -> anyhow::Result<Vec<AgentEvent>> {
         let since = lock(&self.journal).boundaries.clone();
-        self.reinstantiate(None)
+        self.reinstantiate(None, Source::Journal)
             .await
             .context("the journal could not be resumed")?;
         let warning = host_event(
@@ -251,23 +243,39 @@ impl Journaled {
     /// snapshot, idle: a session that an LLM error closed takes inputs again. Same journal,
     /// controller and event stream; no WARNING is reported (nothing failed in the host).
     pub async fn reopen(&mut self) -> anyhow::Result<()> {
-        self.reinstantiate(None).await
+        self.reinstantiate(None, Source::Instance).await
     }
 
     /// Changes the model (fixed when an instance is created) by moving the conversation to a
     /// fresh instance with `model`, like [`reopen`](Self::reopen); the new model is saved
     /// with a snapshot, so a later `resume` uses it too.
     pub async fn switch_model(&mut self, model: &str) -> anyhow::Result<()> {
-        self.reinstantiate(Some(model)).await
+        self.reinstantiate(Some(model), Source::Instance).await
     }
 
-    /// Moves the conversation to a fresh instance resumed from the journal: the last
-    /// snapshot and the entries since (a trapped instance cannot be asked for a snapshot).
-    async fn reinstantiate(&mut self, model: Option<&str>) -> anyhow::Result<()> {
+    /// Moves the conversation to a fresh instance resumed from `from`.
+    async fn reinstantiate(&mut self, model: Option<&str>, source: Source) -> anyhow::Result<()> {
         self.pump.drain().await;
-        let (snapshot, journal) = {
-            let journal = lock(&self.journal);
-            (journal.base.clone(), journal.entries.clone())
+        let live = match source {
+            Source::Instance => match self.session.snapshot().await {
+                Ok(snapshot) if !snapshot.is_empty() => Some(snapshot),
+                Ok(_) => None,
+                Err(error) => {
+                    tracing::warn!(
+                        "cannot snapshot session {}, resuming its journal: {error:#}",
+                        self.session.id()
+                    );
+                    None
+                }
+            },
+            Source::Journal => None,
+        };
+        let (snapshot, journal) = match live {
+            Some(snapshot) => (snapshot, Vec::new()),
+            None => {
+                let journal = lock(&self.journal);
+                (journal.base.clone(), journal.entries.clone())
+            }
         };
         let mut subagent_config = self.subagent_config.clone();
         if let (Some(model), Some(config)) = (model, subagent_config.as_mut()) {
@@ -350,4 +358,44 @@ impl Journaled {
         lock(&self.journal).sync();
         closed
     }
+}
+
+/// A new session's folder in `store`, its logs, and the snapshot it starts from.
+fn create_files(journal: &mut Journal, store: &SessionStore, base: &str) -> anyhow::Result<()> {
+    let files = store.create(&journal.meta)?;
+    journal.events = Some(EventLog::create(&files.events_path())?);
+    let mut history = JsonLog::create(&files.history_path())?;
+    history.append(&JournalLine::Start(
+        serde_json::from_str(base).context("the core's snapshot is not JSON")?,
+    ))?;
+    journal.history = Some(history);
+    journal.files = Some(files);
+    Ok(())
+}
+
+/// A saved session's logs, opened for appending; taken before anything else, so a second
+/// process resuming the same session stops here.
+fn open_logs(
+    stored: &StoredSession,
+    files: &SessionFiles,
+) -> anyhow::Result<(EventLog, JsonLog<JournalLine>)> {
+    let (events_log, _torn) = EventLog::open(&files.events_path())?;
+    let (history_log, _torn) = JsonLog::<JournalLine>::open(&files.history_path())?;
+    anyhow::ensure!(
+        events_log.len() == stored.events.len() && history_log.len() == stored.journal.len(),
+        "session {} was written to since it was read; read it again",
+        stored.id()
+    );
+    Ok((events_log, history_log))
+}
+
+/// Where a fresh instance takes the conversation from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// The running instance's snapshot: all of its state, settings made since the last
+    /// checkpoint included (the journal as fallback).
+    Instance,
+    /// The last snapshot and the entries journaled since: a trapped instance cannot be
+    /// asked for a snapshot.
+    Journal,
 }

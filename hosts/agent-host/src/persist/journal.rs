@@ -7,7 +7,7 @@ use super::log::{EventLog, JsonLog};
 use super::store::{JournalLine, SavedSnapshot, SessionFiles, SessionMeta};
 use super::{host_event, now_rfc3339};
 use crate::session_host::control::{AgentEvent, HistorySink};
-use agent_protocol::{EventData, HistoryEntry, Warning};
+use agent_protocol::{EventData, Warning};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{mpsc, oneshot};
 
@@ -65,8 +65,8 @@ impl Journal {
     }
 
     /// Journals a history entry.
-    pub fn record_entry(&mut self, entry: HistoryEntry) {
-        self.entries.push(entry.to_json());
+    pub fn record_entry(&mut self, entry: serde_json::Value) {
+        self.entries.push(entry.to_string());
         let result = self
             .history
             .as_mut()
@@ -136,7 +136,7 @@ impl Journal {
 pub(crate) struct JournalSink(pub Arc<Mutex<Journal>>);
 
 impl HistorySink for JournalSink {
-    fn record(&self, entry: HistoryEntry) {
+    fn record(&self, entry: serde_json::Value) {
         lock(&self.0).record_entry(entry);
     }
 }

@@ -132,8 +132,9 @@ pub fn read_events(path: &Path) -> Result<LogContents, PersistError> {
     })
 }
 
-/// Reads a JSON-lines file. A last line that does not parse is a write a crash cut short:
-/// it is ignored and reported in `warning`. Any other bad line is an error naming it.
+/// Reads a JSON-lines file. A last line without its newline is a write a crash cut short:
+/// it is ignored and reported in `warning`. Any line that ends but does not parse is an
+/// error naming it (never cut off: it may be a newer agent-host's, or damage to look at).
 pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, PersistError> {
     let bytes = std::fs::read(path).map_err(PersistError::io(path))?;
     let mut contents = Lines {
@@ -142,34 +143,24 @@ pub fn read_lines<T: DeserializeOwned>(path: &Path) -> Result<Lines<T>, PersistE
         valid_len: 0,
     };
     let mut offset = 0usize;
-    let mut lines = bytes.split_inclusive(|b| *b == b'\n').enumerate().peekable();
-    while let Some((index, line)) = lines.next() {
-        let last = lines.peek().is_none();
-        let parsed = match line.strip_suffix(b"\n") {
-            Some(json) => serde_json::from_slice::<T>(json),
-            // No newline: the write did not finish, whatever the bytes say.
-            None => Err(serde::de::Error::custom("the line has no end")),
+    for (index, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        // No newline (only ever the last line): the write did not finish, whatever the
+        // bytes say.
+        let Some(json) = line.strip_suffix(b"\n") else {
+            contents.warning = Some(format!(
+                "{}: ignored a torn last line ({} bytes); every line before it is kept",
+                path.display(),
+                line.len()
+            ));
+            break;
         };
-        match parsed {
-            Ok(item) => {
-                contents.lines.push(item);
-                offset += line.len();
-            }
-            Err(error) if last => {
-                contents.warning = Some(format!(
-                    "{}: ignored a torn last line ({} bytes: {error}); every line before it is kept",
-                    path.display(),
-                    line.len()
-                ));
-            }
-            Err(error) => {
-                return Err(PersistError::CorruptLog {
-                    path: path.to_path_buf(),
-                    line: index + 1,
-                    message: error.to_string(),
-                });
-            }
-        }
+        let item = serde_json::from_slice::<T>(json).map_err(|error| PersistError::CorruptLog {
+            path: path.to_path_buf(),
+            line: index + 1,
+            message: error.to_string(),
+        })?;
+        contents.lines.push(item);
+        offset += line.len();
     }
     contents.valid_len = offset as u64;
     Ok(contents)
@@ -241,6 +232,20 @@ mod tests {
         std::fs::write(&path, format!("{good}\nnot json\n{good}\n")).unwrap();
         let error = read_events(&path).unwrap_err().to_string();
         assert!(error.contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn a_finished_last_line_that_does_not_parse_is_kept_and_reported_not_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let good = serde_json::to_string(&event(EventKind::UserInput)).unwrap();
+        let newer = r#"{"kind":"EVENT_OF_A_NEWER_HOST","session_id":"s1"}"#;
+        let written = format!("{good}\n{newer}\n");
+        std::fs::write(&path, &written).unwrap();
+        let error = read_events(&path).unwrap_err().to_string();
+        assert!(error.contains("line 2"), "{error}");
+        assert!(EventLog::open(&path).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), written);
     }
 
     #[test]

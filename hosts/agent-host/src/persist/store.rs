@@ -4,7 +4,7 @@ use super::log::{read_events, read_lines};
 use super::summary::{HistorySummary, interrupted_input, summarize};
 use super::{PersistError, now_rfc3339};
 use crate::session_host::control::AgentEvent;
-use agent_protocol::{EventData, HistoryEntry};
+use agent_protocol::EventData;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs::File;
@@ -113,7 +113,8 @@ pub struct SavedSnapshot {
 #[serde(rename_all = "snake_case")]
 pub enum JournalLine {
     Start(serde_json::Value),
-    Entry(HistoryEntry),
+    /// A `HistoryEntry` of `agent-protocol`, as the core wrote it (see `HistorySink`).
+    Entry(serde_json::Value),
 }
 
 /// A session as saved, read back for `resume`.
@@ -136,6 +137,13 @@ impl StoredSession {
     /// What the core resumes the session from: the last snapshot (`snapshot.json`, else
     /// the journal's first line) and the history entries journaled after it, as JSON.
     pub fn resume_point(&self) -> Result<(String, Vec<String>), PersistError> {
+        let history = self.dir.join(HISTORY);
+        if !history.exists() {
+            return Err(PersistError::CorruptFile {
+                path: history,
+                message: "missing: the session was saved by an older agent-host and cannot be resumed; start a new one".to_string(),
+            });
+        }
         let (base, after) = match &self.snapshot {
             Some(saved) => (saved.session.clone(), saved.history),
             None => match self.journal.first() {
@@ -153,7 +161,7 @@ impl StoredSession {
             .iter()
             .skip(after)
             .filter_map(|line| match line {
-                JournalLine::Entry(entry) => Some(entry.to_json()),
+                JournalLine::Entry(entry) => Some(entry.to_string()),
                 JournalLine::Start(_) => None,
             })
             .collect();
@@ -267,14 +275,22 @@ impl SessionStore {
             Err(e) => return Err(PersistError::io(&snapshot_path)(e)),
         };
         let log = read_events(&dir.join(EVENTS))?;
-        let journal = read_lines::<JournalLine>(&dir.join(HISTORY))?;
+        let history = dir.join(HISTORY);
+        // Sessions of agent-host before the journal have none: they can still be shown.
+        let (journal, journal_warning) = match history.exists() {
+            true => {
+                let read = read_lines::<JournalLine>(&history)?;
+                (read.lines, read.warning)
+            }
+            false => (Vec::new(), None),
+        };
         Ok(StoredSession {
             dir,
             meta,
             snapshot,
             events: log.events,
-            journal: journal.lines,
-            warnings: log.warning.into_iter().chain(journal.warning).collect(),
+            journal,
+            warnings: log.warning.into_iter().chain(journal_warning).collect(),
         })
     }
 

@@ -59,18 +59,18 @@ impl AgentRuntime {
         self.tools = tools;
     }
 
-    /// Read-only mode for sessions started after this: host tools of the `write` and
-    /// `admin` categories are denied (the environment's own read-only wrapper covers the
-    /// built-in tools).
+    /// Read-only mode for sessions started after this: writes, commands and host tools
+    /// other than `read` ones are denied (see [`ApprovalMode::ReadOnly`]). `false` keeps
+    /// the mode as it is: read-only is never lifted here.
     pub fn set_read_only(&mut self, read_only: bool) {
-        let mode = match (read_only, self.approvals.mode()) {
-            (true, _) => ApprovalMode::ReadOnly,
-            (false, ApprovalMode::ReadOnly) => ApprovalMode::Auto,
-            (false, mode) => mode,
-        };
-        if mode != self.approvals.mode() {
-            self.approvals = Arc::new(self.approvals.with_mode(mode));
+        if read_only && self.approvals.mode() != ApprovalMode::ReadOnly {
+            self.approvals = Arc::new(self.approvals.with_mode(ApprovalMode::ReadOnly));
         }
+    }
+
+    /// Whether sessions started after this are read-only.
+    pub fn read_only(&self) -> bool {
+        self.approvals.mode() == ApprovalMode::ReadOnly
     }
 
     /// How sessions started after this approve tool calls (mode, prompt, dangerous
@@ -87,16 +87,8 @@ impl AgentRuntime {
         children
     }
 
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     pub fn cache_outcome(&self) -> CacheOutcome {
         self.cache_outcome
-    }
-
-    pub fn transport(&self) -> &LlmTransport {
-        &self.transport
     }
 
     /// Where the LLM requests of sessions started after this go (HTTP, recorded, replayed).

@@ -3,7 +3,6 @@
 //! channel owned by the store alone, so the stream ends when the session is dropped, however
 //! many controllers are still around.
 
-use agent_protocol::HistoryEntry;
 use agent_protocol::ports::Interruption;
 use std::sync::Mutex;
 use tokio::sync::watch;
@@ -13,9 +12,11 @@ use tokio::sync::watch;
 pub use agent_protocol::Event as AgentEvent;
 
 /// Receives each history entry a session journals (`session-host.record-history`), as it
-/// happens; a persistent session writes them to its journal.
+/// happens; a persistent session writes them to its journal. Entries stay the core's JSON:
+/// the host only hands them back to a core on resume, so a host built against an older
+/// contract still journals every entry rather than dropping the ones it cannot read.
 pub trait HistorySink: Send + Sync {
-    fn record(&self, entry: HistoryEntry);
+    fn record(&self, entry: serde_json::Value);
 }
 
 /// Queues and flags of one session.

@@ -9,7 +9,7 @@ use crate::transport::response::ResponseHandle;
 use agent_protocol::ports::{
     Approval, ApprovalRequest, HttpRequest, LogLevel, SubagentRequest, SubagentResult, TransportError,
 };
-use agent_protocol::{EventData, EventKind, HistoryEntry};
+use agent_protocol::{EventData, EventKind};
 use async_trait::async_trait;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -111,9 +111,9 @@ impl HostState {
 
     pub fn record_history(&self, entry_json: &str) {
         if let Some(sink) = &self.history {
-            match HistoryEntry::from_json(entry_json) {
+            match serde_json::from_str(entry_json) {
                 Ok(entry) => sink.record(entry),
-                Err(error) => tracing::error!("the core journaled an entry this host cannot read: {error}"),
+                Err(error) => tracing::error!("the core journaled an entry that is not JSON: {error}"),
             }
         }
     }

@@ -18,6 +18,7 @@ export async function run(baseUrl: string, apiKey: string): Promise<SubmitOutcom
   });
   const off = session.on((event: AgentEvent) => {
     if (event.kind === 'ASSISTANT_TEXT_DELTA') console.log(event.data.delta as string);
+    if (event.kind === 'TOOL_CALL_END') console.log(event.data.tool_name, event.data.output ?? event.data.error);
   });
   try {
     const outcome = await session.submit('Add a LICENSE file.');

@@ -1,0 +1,34 @@
+//! Where the build puts what the integration tests run: the core component and the tool
+//! plugins. Missing is a failure, not a skip: `make test` builds them first.
+
+use std::path::PathBuf;
+
+/// The checkout's root.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The built core component: `$AGENT_CORE_COMPONENT` (set by `make test`), else
+/// `target/agent-core.wasm`.
+pub fn component() -> PathBuf {
+    let path = std::env::var_os("AGENT_CORE_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/agent-core.wasm"));
+    assert!(
+        path.is_file(),
+        "the core component {} is missing: run `make component` (make test does it)",
+        path.display()
+    );
+    path
+}
+
+/// A tool plugin built by `make plugins` (`target/plugins/NAME.wasm`).
+pub fn plugin(name: &str) -> PathBuf {
+    let path = workspace_root().join(format!("target/plugins/{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "the plugin {} is missing: run `make plugins` (make test does it)",
+        path.display()
+    );
+    path
+}
