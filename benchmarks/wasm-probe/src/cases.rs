@@ -5,7 +5,8 @@ use crate::fixtures::{self, FUNCTION_LINES, PATH, Sloppiness};
 use agent_core::edit_match::Pass;
 use agent_core::ports::Ports;
 use agent_core::truncation;
-use agent_test_support::quiet::{self, MemoryEnv};
+use agent_test_support::fakes::FakeEnv;
+use agent_test_support::quiet;
 use std::rc::Rc;
 
 /// What is timed. The numbers are the wasm exports' `case` argument.
@@ -159,7 +160,7 @@ const TRUNCATED_TOOL: agent_core::truncation::OutputLimits = agent_core::tools::
 enum Work {
     Tool {
         inputs: ToolInputs,
-        env: Rc<MemoryEnv>,
+        env: Rc<FakeEnv>,
         ports: Ports,
     },
     Truncate {
@@ -177,7 +178,7 @@ impl Probe {
     pub fn prepare(case: Case, sizes: Sizes) -> Self {
         let work = match tool_inputs(case, sizes) {
             Some(inputs) => {
-                let env = Rc::new(MemoryEnv::default());
+                let env = Rc::new(FakeEnv::default());
                 let ports = quiet::ports(env.clone());
                 Work::Tool { inputs, env, ports }
             }
@@ -193,7 +194,7 @@ impl Probe {
     /// Puts the original file back (untimed, before each run).
     pub fn reset(&mut self) {
         if let Work::Tool { inputs, env, .. } = &self.work {
-            env.put(inputs.path, inputs.original.clone().into_bytes());
+            env.put(inputs.path, &inputs.original);
         }
         self.last = None;
     }
@@ -294,7 +295,7 @@ mod tests {
         assert!(probe.run().is_ok());
         // The file goes back to its original, the output stays: the check must notice.
         if let Work::Tool { inputs, env, .. } = &probe.work {
-            env.put(inputs.path, inputs.original.clone().into_bytes());
+            env.put(inputs.path, &inputs.original);
         }
         let error = probe.verify().err().unwrap_or_default();
         assert!(error.contains("differ from the expected"), "{error}");

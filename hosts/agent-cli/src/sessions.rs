@@ -48,13 +48,7 @@ impl Persistence {
         mut options: SessionOptions,
         json: bool,
     ) -> Result<Session, (u8, String)> {
-        let started = |e: Error| match e {
-            Error::Options(message) => (exit::USAGE, message),
-            other => (
-                exit::AGENT_ERROR,
-                format!("the component failed to start a session: {other}"),
-            ),
-        };
+        let started = start_failure;
         match self {
             Self::Off => host.open_session(options).await.map_err(started),
             Self::New => {
@@ -95,6 +89,22 @@ impl Persistence {
                 Ok(session)
             }
         }
+    }
+}
+
+/// The exit code and message for a session that did not start.
+pub(crate) fn start_failure(error: Error) -> (u8, String) {
+    match error {
+        // A bad option or a name clash among host tools is the configuration's fault.
+        Error::Options(message) => (exit::USAGE, message),
+        Error::Storage(message) => (
+            exit::AGENT_ERROR,
+            format!("cannot save the session ({message}); --no-persist runs without saving"),
+        ),
+        other => (
+            exit::AGENT_ERROR,
+            format!("the component failed to start a session: {other}"),
+        ),
     }
 }
 

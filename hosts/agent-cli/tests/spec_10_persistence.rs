@@ -8,7 +8,7 @@
 mod common;
 
 use agent_host::config::session_config;
-use agent_host::embed::{Host, Session, SessionOptions, StopReason};
+use agent_host::embed::{Host, ResumeOptions, Session, SessionOptions, StopReason};
 use agent_host::persist::{SessionStore, read_events};
 use agent_host::protocol as api;
 use agent_host::protocol::{EventData, EventKind, Warning};
@@ -613,6 +613,55 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
         session.submit("Third").await.unwrap().stop_reason,
         StopReason::Aborted
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_resumed_read_only_refuses_changes() {
+    let llm = server(vec![
+        message(&[text("Noted.")]),
+        message(&[
+            tool_use(
+                "w",
+                "write_file",
+                json!({"file_path": "planted.txt", "content": "x"}),
+            ),
+            tool_use("s", "shell", json!({"command": "touch ran.txt"})),
+        ]),
+        message(&[text("Refused, as expected.")]),
+    ])
+    .await;
+    let host = host_at(&llm).await;
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(state.path());
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let session = host
+        .open_session(options(env.clone(), Some(&store)))
+        .await
+        .unwrap();
+    session.submit("Remember this").await.unwrap();
+    let id = session.id().to_string();
+    session.close().await.unwrap();
+
+    let stored = store.load(&id).unwrap();
+    let resume = ResumeOptions {
+        environment: Some(env),
+        read_only: true,
+        ..ResumeOptions::default()
+    };
+    let resumed = host.resume_session(&stored, resume).await.unwrap();
+    resumed.submit("Now change things").await.unwrap();
+    let results = llm.requests()[2].tool_results();
+    assert_eq!(results.len(), 2);
+    for result in &results {
+        assert_eq!(result["is_error"], true, "{result}");
+        assert!(
+            result["content"].as_str().unwrap().contains("read-only"),
+            "{result}"
+        );
+    }
+    assert!(!work.path().join("planted.txt").exists());
+    assert!(!work.path().join("ran.txt").exists());
 }
 
 /// Embedders move sessions into tasks, as with `AgentSession`.

@@ -11,8 +11,9 @@ use agent_host::embed::{
     Error, Event, EventKind, Events, Host, NativeTool, ReasoningEffort, Session, SessionOptions, StopReason,
     ToolError,
 };
+use agent_host::protocol::SessionState;
 use agent_host::{Endpoints, Environment, LocalEnvironment};
-use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::anthropic::{error, message, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -486,4 +487,31 @@ async fn switching_model_keeps_settings_made_since_the_last_input() {
     let snapshot: Value = serde_json::from_str(&session.snapshot().await.unwrap()).unwrap();
     assert_eq!(snapshot["config"]["model"], "claude-other");
     assert_eq!(snapshot["config"]["reasoning_effort"], "high", "{snapshot}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_an_llm_error_closed_is_reopened_with_its_conversation_and_settings() {
+    let server = server(vec![
+        error(401, "authentication_error", "invalid x-api-key"),
+        message(&[text("Back.")]),
+    ])
+    .await;
+    let host = host(&server, Vec::new()).await;
+    let work = tempfile::tempdir().unwrap();
+    let session = open(&host, work.path()).await;
+    session
+        .set_reasoning_effort(Some(ReasoningEffort::Low))
+        .await
+        .unwrap();
+    assert!(matches!(session.submit("First").await, Err(Error::Llm(_))));
+    assert_eq!(session.state().await.unwrap(), SessionState::Closed);
+
+    session.reopen().await.unwrap();
+    assert_eq!(session.state().await.unwrap(), SessionState::Idle);
+    let outcome = session.submit("Second").await.unwrap();
+    assert_eq!(outcome.final_text, "Back.");
+    let body = server.requests()[1].json().to_string();
+    assert!(body.contains("First") && body.contains("Second"), "{body}");
+    let snapshot: Value = serde_json::from_str(&session.snapshot().await.unwrap()).unwrap();
+    assert_eq!(snapshot["config"]["reasoning_effort"], "low");
 }

@@ -76,6 +76,11 @@ impl FakeEnv {
         prefix != "/" && self.files.borrow().keys().any(|k| k.starts_with(&prefix))
     }
 
+    /// Runs `check` on a file's contents without copying them.
+    pub fn with_file<T>(&self, path: &str, check: impl FnOnce(Option<&[u8]>) -> T) -> T {
+        check(self.files.borrow().get(&Self::key(path)).map(Vec::as_slice))
+    }
+
     pub fn get(&self, path: &str) -> Option<String> {
         self.files
             .borrow()

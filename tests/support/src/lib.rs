@@ -2,8 +2,8 @@
 //!
 //! - [`fakes`]: in-memory implementations of every port of the core (files, processes,
 //!   scripted LLM replies, a host that records everything), for the core's tests;
-//! - [`quiet`]: ports that do as little as possible (a map of files, no LLM, a host that
-//!   only counts events), for benchmarks natively and in wasm;
+//! - [`quiet`]: ports that do as little as possible (no LLM, a host that only counts
+//!   events; files from [`fakes`]), for benchmarks natively and in wasm;
 //! - [`wire`]: replies in each provider's real wire format (Anthropic Messages, OpenAI
 //!   Responses and Chat Completions, Gemini), served over HTTP by `scripted-llm` and fed
 //!   straight to the core's fakes alike;

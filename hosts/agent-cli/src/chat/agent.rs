@@ -216,14 +216,16 @@ impl Agent {
     /// Ends the session: a running input is aborted (its command killed) and given a
     /// moment to return, then the session is closed with its subagents. An input that does
     /// not wind down is cancelled (dropping it releases the session for `close`), and the
-    /// close is bounded too: quitting never hangs on a stuck instance.
-    pub async fn shutdown(&mut self) {
+    /// close is bounded too. Returns false when something is still running: an instance
+    /// spinning in wasm never reaches an `.await`, so only ending the process stops it.
+    pub async fn shutdown(&mut self) -> bool {
+        let mut stopped = true;
         if let Some(mut handle) = self.running.take() {
             self.session.abort();
             if tokio::time::timeout(ABORT_GRACE, &mut handle).await.is_err() {
                 tracing::warn!("the input did not stop within {ABORT_GRACE:?}; cancelling it");
                 handle.abort();
-                let _ = tokio::time::timeout(ABORT_GRACE, handle).await;
+                stopped = tokio::time::timeout(ABORT_GRACE, handle).await.is_ok();
             }
         }
         if tokio::time::timeout(ABORT_GRACE, self.session.close())
@@ -231,7 +233,9 @@ impl Agent {
             .is_err()
         {
             tracing::warn!("the session did not close within {ABORT_GRACE:?}; leaving it");
+            stopped = false;
         }
+        stopped
     }
 }
 

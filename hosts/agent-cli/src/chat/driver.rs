@@ -86,8 +86,9 @@ impl Driver {
         }
     }
 
-    /// Runs until the user quits; the session is closed on the way out.
-    pub async fn run(mut self) {
+    /// Runs until the user quits; the session is closed on the way out. False when the
+    /// session could not be stopped (see [`Agent::shutdown`]).
+    pub async fn run(mut self) -> bool {
         self.refresh();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -144,11 +145,12 @@ impl Driver {
             self.screen.line(&self.palette.dim("stopping the agent…"));
             self.screen.refresh();
         }
-        self.agent.shutdown().await;
+        let stopped = self.agent.shutdown().await;
         for event in self.agent.drain_events() {
             self.view.show(&event, &mut self.screen);
         }
         self.screen.finish();
+        stopped
     }
 
     fn refresh(&mut self) {

@@ -73,13 +73,9 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
     };
     let agent = match agent::Agent::start(prepared.host, prepared.env, prepared.config, store).await {
         Ok(agent) => agent,
-        // A name clash among host tools is the configuration's fault.
-        Err(agent_host::embed::Error::Options(message)) => return fail(exit::USAGE, message),
         Err(e) => {
-            return fail(
-                exit::AGENT_ERROR,
-                format!("the component failed to start a session: {e}"),
-            );
+            let (code, message) = crate::sessions::start_failure(e);
+            return fail(code, message);
         }
     };
     // Keys one by one only where there is a terminal to type on and to draw on.
@@ -115,9 +111,15 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
         inputs,
         questions: prepared.questions,
     };
-    driver::Driver::new(agent, screen, view, palette, channels, prepared.credential_hint)
+    let stopped = driver::Driver::new(agent, screen, view, palette, channels, prepared.credential_hint)
         .run()
         .await;
     drop(raw);
+    if !stopped {
+        // Returning would drop the runtime, which waits for the worker still running the
+        // instance: end here instead (the journal is written line by line, nothing is lost).
+        eprintln!("agent-host: the agent did not stop; exiting without waiting for it");
+        std::process::exit(0);
+    }
     ExitCode::SUCCESS
 }

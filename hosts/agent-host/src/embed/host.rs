@@ -110,8 +110,8 @@ pub struct ResumeOptions {
     pub more_turns: Option<u32>,
     /// The configuration its subagents start from (default: none, so no subagents).
     pub config: Option<SessionConfig>,
-    /// Refuse every change to files and every command (also on when the host's approval
-    /// policy is read-only).
+    /// Refuse file changes, commands, and host tools that are not `read` ones, as
+    /// [`SessionOptions::read_only`] (also on when the host's approval policy is read-only).
     pub read_only: bool,
 }
 
@@ -142,9 +142,7 @@ impl Host {
     /// `SESSION_START` (see [`Session::events`]).
     pub async fn open_session(&self, options: SessionOptions) -> Result<Session, Error> {
         let read_only = options.read_only || self.runtime.read_only();
-        let env = self
-            .environment_for(options.environment.clone(), &options.workspace, read_only)
-            .await?;
+        let env = environment_for(options.environment.clone(), &options.workspace, read_only).await?;
         let mut endpoints = self.http.endpoints().clone();
         let replay = match &options.replay {
             Some(path) => {
@@ -193,9 +191,7 @@ impl Host {
     ) -> Result<Session, Error> {
         let read_only = options.read_only || self.runtime.read_only();
         let workspace = PathBuf::from(&stored.meta.workspace);
-        let env = self
-            .environment_for(options.environment, &workspace, read_only)
-            .await?;
+        let env = environment_for(options.environment, &workspace, read_only).await?;
         let mut runtime = self.runtime.clone();
         runtime.set_read_only(read_only);
         if let Some(config) = &options.config {
@@ -218,6 +214,10 @@ impl Host {
         name: &str,
         arguments_json: &str,
     ) -> Result<Result<String, String>, Error> {
+        let env = match self.runtime.read_only() {
+            true => Arc::new(ReadOnly::new(env)),
+            false => env,
+        };
         self.runtime
             .run_tool(env, provider, name, arguments_json)
             .await
@@ -239,29 +239,6 @@ impl Host {
         let text = session.describe().await.map_err(Error::trap)?;
         serde_json::from_str(&text)
             .map_err(|e| Error::Internal(format!("the component described its profile in bad JSON: {e}")))
-    }
-
-    /// Where a session's tools run: the caller's environment or the local machine in
-    /// `workspace`. Read-only mode wraps either, so no environment the caller hands in can
-    /// write behind a read-only policy.
-    async fn environment_for(
-        &self,
-        given: Option<Arc<dyn Environment>>,
-        workspace: &Path,
-        read_only: bool,
-    ) -> Result<Arc<dyn Environment>, Error> {
-        match given {
-            Some(env) if read_only => Ok(Arc::new(ReadOnly::new(env))),
-            Some(env) => Ok(env),
-            None => EnvOptions {
-                cwd: Some(workspace.to_path_buf()),
-                read_only,
-                ..EnvOptions::default()
-            }
-            .build()
-            .await
-            .map_err(Error::Options),
-        }
     }
 
     /// Offers the host's tools to the sessions `runtime` starts; a name clash among them or
@@ -345,4 +322,62 @@ fn profile_tool_names(description: &serde_json::Value) -> Vec<String> {
         .flatten()
         .filter_map(|tool| tool["name"].as_str().map(str::to_string))
         .collect()
+}
+
+/// Where a session's tools run: the caller's environment or the local machine in
+/// `workspace`. Read-only mode wraps either, so no environment the caller hands in can
+/// write or run commands behind a read-only policy.
+async fn environment_for(
+    given: Option<Arc<dyn Environment>>,
+    workspace: &Path,
+    read_only: bool,
+) -> Result<Arc<dyn Environment>, Error> {
+    match given {
+        Some(env) if read_only => Ok(Arc::new(ReadOnly::new(env))),
+        Some(env) => Ok(env),
+        None => EnvOptions {
+            cwd: Some(workspace.to_path_buf()),
+            read_only,
+            ..EnvOptions::default()
+        }
+        .build()
+        .await
+        .map_err(Error::Options),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::environments::LocalEnvironment;
+    use agent_protocol::ports::{FsError, SpawnError, SpawnRequest};
+
+    /// The approval policy refuses writes and commands first; this is the second line, for
+    /// any call that reaches the environment.
+    #[tokio::test]
+    async fn read_only_wraps_an_environment_the_caller_hands_in() {
+        let work = tempfile::tempdir().unwrap();
+        let given: Arc<dyn Environment> = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+        let env = environment_for(Some(given.clone()), work.path(), true)
+            .await
+            .unwrap();
+        assert!(matches!(
+            env.write_file("planted.txt", b"x").await,
+            Err(FsError::Denied(m)) if m.contains("read-only")
+        ));
+        let request = SpawnRequest {
+            command: "touch ran.txt".to_string(),
+            working_dir: None,
+            timeout_ms: 10_000,
+            env: Vec::new(),
+        };
+        assert!(matches!(env.spawn(request).await, Err(SpawnError::Denied(_))));
+        assert!(!work.path().join("planted.txt").exists());
+        assert!(!work.path().join("ran.txt").exists());
+
+        let env = environment_for(Some(given), work.path(), false).await.unwrap();
+        env.write_file("written.txt", b"x").await.unwrap();
+        assert!(work.path().join("written.txt").exists());
+    }
 }

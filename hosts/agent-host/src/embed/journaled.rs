@@ -126,7 +126,7 @@ impl Journaled {
             .await
             .map_err(Error::trap)?
             .map_err(|e| {
-                Error::Options(format!(
+                Error::Storage(format!(
                     "the component refused saved session {}: {}",
                     stored.id(),
                     describe_agent_error(&e)
@@ -302,12 +302,15 @@ impl Journaled {
         self.session = session;
         self.subagent_config = subagent_config;
         self.pump = Pump::spawn(events, self.journal.clone(), self.out.clone());
+        // The swap has happened: failing to save it is a WARNING, not a failed swap.
         let mut journal = lock(&self.journal);
         if let Some(model) = model {
             journal.meta.model = model.to_string();
-            journal.write_meta()?;
+            let saved = journal.write_meta();
+            journal.report(saved);
         }
-        journal.checkpoint(snapshot)?;
+        let saved = journal.checkpoint(snapshot);
+        journal.report(saved);
         Ok(())
     }
 
@@ -347,8 +350,11 @@ impl Journaled {
         self.session.describe().await
     }
 
+    /// Sets the effort and saves a snapshot, so a restart or a resume keeps it.
     pub async fn set_reasoning_effort(&mut self, effort: Option<ReasoningEffort>) -> anyhow::Result<()> {
-        self.session.set_reasoning_effort(effort).await
+        self.session.set_reasoning_effort(effort).await?;
+        self.checkpoint().await;
+        Ok(())
     }
 
     /// Closes the session (SESSION_END) and makes its log durable.

@@ -56,8 +56,8 @@ pub struct SessionOptions {
     /// builds one from its layered settings); `provider`, `model`, `max_turns`,
     /// `max_tool_rounds`, `reasoning_effort` and `instructions` are then not used.
     pub config: Option<SessionConfig>,
-    /// Where the agent's tools run (default: the local machine in `workspace`, read-only
-    /// when `read_only`): an SSH host, policy wrappers, an application's own.
+    /// Where the agent's tools run (default: the local machine in `workspace`): an SSH
+    /// host, policy wrappers, an application's own; wrapped read-only when `read_only`.
     pub environment: Option<Arc<dyn Environment>>,
     /// Save the session there as it goes, for [`super::Host::resume_session`] (default: not
     /// saved; a trap of the instance is recovered from the journal in memory either way).

@@ -64,13 +64,30 @@ impl Journal {
         self.failure(&event.session_id, result)
     }
 
-    /// Journals a history entry.
-    pub fn record_entry(&mut self, entry: serde_json::Value) {
-        self.entries.push(entry.to_string());
-        let result = self
-            .history
-            .as_mut()
-            .map_or(Ok(()), |log| log.append(&JournalLine::Entry(entry)));
+    /// Journals a history entry as the core wrote it. One that is not JSON (a core bug)
+    /// cannot be kept; the warning says that the saved session ends before it.
+    pub fn record_entry(&mut self, entry_json: &str) {
+        let result = match serde_json::from_str::<serde_json::Value>(entry_json) {
+            Ok(entry) => {
+                self.entries.push(entry_json.to_string());
+                self.history
+                    .as_mut()
+                    .map_or(Ok(()), |log| log.append(&JournalLine::Entry(entry)))
+            }
+            Err(error) => Err(PersistError::CorruptFile {
+                path: self
+                    .files
+                    .as_ref()
+                    .map(SessionFiles::history_path)
+                    .unwrap_or_default(),
+                message: format!("the core journaled a history entry that is not JSON ({error})"),
+            }),
+        };
+        self.report(result);
+    }
+
+    /// Reports a failure to save outside the event pump (once, as a WARNING event).
+    pub fn report(&mut self, result: Result<(), PersistError>) {
         let session = self.meta.id.clone();
         if let Some(warning) = self.failure(&session, result)
             && let Some(out) = &self.out
@@ -106,23 +123,30 @@ impl Journal {
         self.history.as_ref().map_or(Ok(()), JsonLog::sync)
     }
 
-    /// `snapshot` covers every event and history entry journaled so far.
+    /// `snapshot` covers every event and history entry journaled so far. It becomes what a
+    /// restart resumes from even when saving it fails (the files stay consistent without it:
+    /// the previous snapshot and the journal after it).
     pub fn checkpoint(&mut self, snapshot: String) -> Result<(), PersistError> {
-        if let (Some(files), Some(events), Some(history)) = (&self.files, &self.events, &self.history) {
-            files.write_snapshot(&SavedSnapshot {
-                events: events.len(),
-                history: history.len(),
-                taken: now_rfc3339(),
-                session: serde_json::from_str(&snapshot).map_err(|e| PersistError::CorruptFile {
-                    path: files.dir.clone(),
-                    message: format!("the core's snapshot is not JSON: {e}"),
-                })?,
-            })?;
-        }
+        let saved = self.save_snapshot(&snapshot);
         self.base = snapshot;
         self.entries.clear();
         self.boundaries.clear();
-        Ok(())
+        saved
+    }
+
+    fn save_snapshot(&self, snapshot: &str) -> Result<(), PersistError> {
+        let (Some(files), Some(events), Some(history)) = (&self.files, &self.events, &self.history) else {
+            return Ok(());
+        };
+        files.write_snapshot(&SavedSnapshot {
+            events: events.len(),
+            history: history.len(),
+            taken: now_rfc3339(),
+            session: serde_json::from_str(snapshot).map_err(|e| PersistError::CorruptFile {
+                path: files.dir.clone(),
+                message: format!("the core's snapshot is not JSON: {e}"),
+            })?,
+        })
     }
 
     pub fn sync(&self) {
@@ -136,8 +160,8 @@ impl Journal {
 pub(crate) struct JournalSink(pub Arc<Mutex<Journal>>);
 
 impl HistorySink for JournalSink {
-    fn record(&self, entry: serde_json::Value) {
-        lock(&self.0).record_entry(entry);
+    fn record(&self, entry_json: &str) {
+        lock(&self.0).record_entry(entry_json);
     }
 }
 

@@ -22,6 +22,11 @@ pub struct JsonLog<T> {
     file: File,
     path: PathBuf,
     lines: usize,
+    /// Where the last complete line ends: a failed write is cut back to it.
+    bytes: u64,
+    /// Set when a failed write could not be cut back: appending more would finish its
+    /// fragment into a line that does not parse, so nothing more is written.
+    broken: bool,
     kind: PhantomData<fn(&T)>,
 }
 
@@ -54,7 +59,7 @@ impl<T: Serialize + DeserializeOwned> JsonLog<T> {
             .create_new(true)
             .open(path)
             .map_err(PersistError::io(path))?;
-        Self::locked(file, path, 0)
+        Self::locked(file, path)
     }
 
     /// Opens an existing file for appending; a torn last line is cut off (the warning says
@@ -65,7 +70,7 @@ impl<T: Serialize + DeserializeOwned> JsonLog<T> {
             .append(true)
             .open(path)
             .map_err(PersistError::io(path))?;
-        let mut log = Self::locked(file, path, 0)?;
+        let mut log = Self::locked(file, path)?;
         let contents = read_lines::<T>(path)?;
         if contents.warning.is_some() {
             log.file
@@ -74,12 +79,13 @@ impl<T: Serialize + DeserializeOwned> JsonLog<T> {
             log.file.sync_all().map_err(PersistError::io(path))?;
         }
         log.lines = contents.lines.len();
+        log.bytes = contents.valid_len;
         Ok((log, contents.warning))
     }
 
     /// The lock keeps two processes from interleaving their lines in one file; it goes
     /// away with the process, however it ends.
-    fn locked(file: File, path: &Path, lines: usize) -> Result<Self, PersistError> {
+    fn locked(file: File, path: &Path) -> Result<Self, PersistError> {
         if file.try_lock().is_err() {
             let session = path
                 .parent()
@@ -91,20 +97,34 @@ impl<T: Serialize + DeserializeOwned> JsonLog<T> {
         Ok(Self {
             file,
             path: path.to_path_buf(),
-            lines,
+            lines: 0,
+            bytes: 0,
+            broken: false,
             kind: PhantomData,
         })
     }
 
-    /// Appends one line; once this returns, a crash of the process cannot lose it.
+    /// Appends one line; once this returns, a crash of the process cannot lose it. A write
+    /// that fails part-way (a full disk) is cut back, so the file still ends on a whole line.
     pub fn append(&mut self, item: &T) -> Result<(), PersistError> {
+        if self.broken {
+            return Err(PersistError::CorruptFile {
+                path: self.path.clone(),
+                message: "an earlier write failed and could not be undone; nothing more is written"
+                    .to_string(),
+            });
+        }
         let mut line = serde_json::to_vec(item).map_err(|e| PersistError::CorruptFile {
             path: self.path.clone(),
             message: format!("cannot encode a line: {e}"),
         })?;
         line.push(b'\n');
-        self.file.write_all(&line).map_err(PersistError::io(&self.path))?;
+        if let Err(error) = self.file.write_all(&line) {
+            self.broken = self.file.set_len(self.bytes).is_err();
+            return Err(PersistError::io(&self.path)(error));
+        }
         self.lines += 1;
+        self.bytes += line.len() as u64;
         Ok(())
     }
 
@@ -246,6 +266,25 @@ mod tests {
         assert!(error.contains("line 2"), "{error}");
         assert!(EventLog::open(&path).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), written);
+    }
+
+    #[test]
+    fn after_a_write_that_cannot_be_undone_nothing_more_is_appended() {
+        // /dev/full refuses every write and cannot be truncated: the worst a disk can do.
+        let path = Path::new("/dev/full");
+        let Ok(file) = OpenOptions::new().append(true).open(path) else {
+            eprintln!("skipped: no /dev/full on this machine");
+            return;
+        };
+        let mut log = EventLog::locked(file, path).unwrap();
+        let first = log.append(&event(EventKind::UserInput)).unwrap_err();
+        assert!(matches!(first, PersistError::Io { .. }), "{first}");
+        let next = log
+            .append(&event(EventKind::ProcessingEnd))
+            .unwrap_err()
+            .to_string();
+        assert!(next.contains("could not be undone"), "{next}");
+        assert_eq!(log.len(), 0);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub use agent_protocol::Event as AgentEvent;
 /// the host only hands them back to a core on resume, so a host built against an older
 /// contract still journals every entry rather than dropping the ones it cannot read.
 pub trait HistorySink: Send + Sync {
-    fn record(&self, entry: serde_json::Value);
+    fn record(&self, entry_json: &str);
 }
 
 /// Queues and flags of one session.
