@@ -100,6 +100,28 @@ fn join(dir: &str, name: &str) -> String {
     format!("{}/{name}", dir.trim_end_matches('/'))
 }
 
+/// git as the snapshot runs it: this happens before the user approved anything, in a
+/// repository that may be hostile, so nothing its configuration or attributes name may run:
+/// no fsmonitor, hooks, pager or signature program, no attributes from the tree or the
+/// user's file (they are read from the empty tree), no transport (a partial clone's lazy
+/// fetch would run `uploadpack` or `core.sshCommand`), no optional locks. `$GIT_DIR/info/
+/// attributes` is still read, so every filter driver the configuration defines is emptied
+/// first ([`NO_FILTERS`]). A git too old for `--attr-source` (before 2.40) fails, and the
+/// snapshot goes without changes and commits.
+const GIT: &str = "git --no-pager --no-optional-locks \
+                   --attr-source=4b825dc642cb6eb9a060e54bf8d69288fbee4904 \
+                   -c core.attributesFile=/dev/null -c protocol.allow=never \
+                   -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.pager=cat \
+                   -c log.showSignature=false -c diff.external= -c core.untrackedCache=false";
+
+/// Empties every `filter.*` setting of the repository through `GIT_CONFIG_KEY_n` variables
+/// (exact keys, so a driver's name cannot smuggle options into a command line), and turns
+/// lazy fetching off.
+const NO_FILTERS: &str = "export GIT_NO_LAZY_FETCH=1 GIT_TERMINAL_PROMPT=0; n=0; \
+    while IFS= read -r -d '' k; do export \"GIT_CONFIG_KEY_$n=$k\" \"GIT_CONFIG_VALUE_$n=\"; \
+    n=$((n+1)); done < <(git config -z --name-only --get-regexp '^filter\\.' 2>/dev/null); \
+    export GIT_CONFIG_COUNT=$n; ";
+
 /// Branch from `.git/HEAD`; changes and recent commits from git itself when the
 /// environment can run it (a browser cannot: those are left out).
 fn git_snapshot(env: &dyn Environment, root: String) -> GitSnapshot {
@@ -116,10 +138,12 @@ fn git_snapshot(env: &dyn Environment, root: String) -> GitSnapshot {
         branch,
         ..GitSnapshot::default()
     };
-    let script = "git status --porcelain 2>/dev/null | wc -l; echo '--- commits'; \
-                  git log --oneline -n 5 2>/dev/null";
+    let script = format!(
+        "{NO_FILTERS}{GIT} status --porcelain --ignore-submodules=all 2>/dev/null | wc -l; \
+         echo '--- commits'; {GIT} log --oneline --no-show-signature -n 5 2>/dev/null"
+    );
     let Ok(mut process) = env.spawn(SpawnRequest {
-        command: script.to_string(),
+        command: script,
         working_dir: Some(root),
         timeout_ms: 5_000,
         env: Vec::new(),

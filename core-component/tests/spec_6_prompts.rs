@@ -12,7 +12,7 @@ use common::{Harness, text_reply};
 
 fn repository() -> FakeEnv {
     let env = FakeEnv::new(Box::new(|req| {
-        let stdout = if req.command.contains("git status") {
+        let stdout = if req.command.contains("status --porcelain") {
             "3\n--- commits\nabc1234 Add the parser\ndef5678 Initial commit\n".to_string()
         } else {
             String::new()

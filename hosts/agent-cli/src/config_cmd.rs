@@ -62,11 +62,12 @@ pub fn run(command: ConfigCommand) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(settings) => {
-            print!("{}", settings.render());
+            // Values and keys may come from an untrusted project file.
+            print!("{}", crate::terminal_text::multi_line(&settings.render()));
             ExitCode::SUCCESS
         }
         Err(message) => {
-            eprintln!("agent-host: {message}");
+            eprintln!("agent-host: {}", crate::terminal_text::multi_line(&message));
             ExitCode::from(2)
         }
     }

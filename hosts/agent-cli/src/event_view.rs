@@ -1,5 +1,9 @@
 //! How `agent-host run` shows a session's events: readable text, or JSON lines for scripts.
+//! The readable text is escaped (see [`crate::terminal_text`]): the model's words, its
+//! calls and the tools' output would otherwise reach the terminal as they are, escape
+//! sequences included.
 
+use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
 use std::io::Write;
 
@@ -30,34 +34,39 @@ impl EventView {
         }
         match &event.data {
             EventData::AssistantTextDelta { delta } => {
-                let _ = write!(out, "{delta}");
+                let _ = write!(out, "{}", multi_line(delta));
                 self.mid_line = !delta.ends_with('\n');
             }
             EventData::ToolCallStart {
                 tool_name, arguments, ..
             } => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "> {tool_name} {}", summarize_arguments(arguments));
+                let _ = writeln!(
+                    out,
+                    "> {} {}",
+                    one_line(tool_name),
+                    summarize_arguments(arguments)
+                );
             }
             EventData::ToolCallEnd { outcome, .. } => match outcome.as_result() {
                 Err(error) => {
-                    let _ = writeln!(out, "  ! {}", first_lines(error, 3));
+                    let _ = writeln!(out, "  ! {}", multi_line(&first_lines(error, 3)));
                 }
                 Ok(output) => {
-                    let _ = writeln!(out, "{}", indent(&first_lines(output, 8)));
+                    let _ = writeln!(out, "{}", indent(&multi_line(&first_lines(output, 8))));
                 }
             },
             EventData::SteeringInjected { content } => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[steering] {content}");
+                let _ = writeln!(out, "[steering] {}", multi_line(content));
             }
             EventData::LoopDetection { message, .. } => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[loop_detection] {message}");
+                let _ = writeln!(out, "[loop_detection] {}", multi_line(message));
             }
             EventData::Warning(warning) => {
                 self.break_line(&mut out);
-                let _ = writeln!(out, "[warning] {}", warning.message());
+                let _ = writeln!(out, "[warning] {}", multi_line(warning.message()));
             }
             EventData::TurnLimit { limit, value } => {
                 self.break_line(&mut out);
@@ -65,7 +74,7 @@ impl EventView {
             }
             EventData::Error { message, .. } => {
                 self.break_line(&mut out);
-                eprintln!("[error] {message}");
+                eprintln!("[error] {}", multi_line(message));
             }
             _ => {}
         }
@@ -78,13 +87,15 @@ impl EventView {
         let line = match &event.data {
             EventData::ToolCallStart {
                 tool_name, arguments, ..
-            } => format!("> {tool_name} {}", summarize_arguments(arguments)),
+            } => format!("> {} {}", one_line(tool_name), summarize_arguments(arguments)),
             EventData::ToolCallEnd {
                 outcome: ToolOutcome::Error { error },
                 ..
-            } => format!("  ! {}", first_lines(error, 1)),
-            EventData::AssistantTextEnd { text, .. } if !text.is_empty() => first_lines(text, 3),
-            EventData::Error { message, .. } => format!("[error] {message}"),
+            } => format!("  ! {}", multi_line(&first_lines(error, 1))),
+            EventData::AssistantTextEnd { text, .. } if !text.is_empty() => {
+                multi_line(&first_lines(text, 3)).into_owned()
+            }
+            EventData::Error { message, .. } => format!("[error] {}", multi_line(message)),
             _ => return,
         };
         self.break_line(out);
@@ -110,7 +121,8 @@ fn summarize_arguments(arguments: &serde_json::Value) -> String {
         Some(serde_json::Value::String(s)) => s.clone(),
         _ => arguments.to_string(),
     };
-    first_lines(&text, 1)
+    // Line by line: a long command keeps its "(N more lines)" note on a line of its own.
+    multi_line(&first_lines(&text, 1)).into_owned()
 }
 
 fn first_lines(text: &str, n: usize) -> String {

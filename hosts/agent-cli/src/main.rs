@@ -9,6 +9,7 @@ use agent_host::config::{
 use agent_host::embed::{Error, Host, HostTool, SessionOptions, StopReason};
 use agent_host::environments::EnvOptions;
 use agent_host::transport::RecordReplayOptions;
+use agent_host::transport::options::REPLAY_REFUSES_CHANGES;
 use agent_host::{Endpoints, Environment};
 use clap::{Parser, Subcommand};
 use event_view::EventView;
@@ -23,6 +24,8 @@ mod plugin_view;
 mod profile_view;
 mod sessions;
 mod terminal_prompt;
+mod terminal_text;
+mod trust_cmd;
 
 /// Exit codes a script can rely on.
 mod exit {
@@ -127,6 +130,9 @@ enum Command {
         #[command(subcommand)]
         command: config_cmd::ConfigCommand,
     },
+    /// Trust a workspace's .agent/config.toml as it is now: until then its endpoints, command
+    /// tools, plugins and looser approval, variable policy and limits are ignored.
+    Trust(trust_cmd::TrustArgs),
     /// Tool plugins (WebAssembly components of world tool-plugin).
     Plugin {
         #[command(subcommand)]
@@ -147,13 +153,27 @@ enum PluginCommand {
     },
 }
 
+/// How long `run` waits for an interrupted session to stop before it exits anyway.
+const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("agent-host: {message}");
+    // Errors can quote an endpoint's reply or the model's words.
+    eprintln!("agent-host: {}", terminal_text::multi_line(&message.to_string()));
     ExitCode::from(code)
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Before any thread exists: the credentials leave the process environment, where every
+    // command the agent runs could read them (`/proc/$PPID/environ`).
+    // SAFETY: no other thread has started yet.
+    unsafe { agent_host::secrets::withhold_credentials() };
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(async_main()),
+        Err(e) => fail(exit::AGENT_ERROR, format!("cannot start the async runtime: {e}")),
+    }
+}
+
+async fn async_main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG").unwrap_or_else(|_| "warn".into()),
@@ -169,6 +189,9 @@ async fn main() -> ExitCode {
     }
     if let Command::Config { command } = cli.command {
         return config_cmd::run(command);
+    }
+    if let Command::Trust(args) = cli.command {
+        return trust_cmd::run(args);
     }
     let component = match locate_component(cli.component) {
         Ok(path) => path,
@@ -213,7 +236,7 @@ async fn main() -> ExitCode {
         Command::Chat(args) => chat::run(component, args).await,
         Command::Sessions(args) => sessions::list(args),
         Command::Resume(args) => sessions::resume(component, args).await,
-        Command::Plugin { .. } | Command::Config { .. } => ExitCode::SUCCESS,
+        Command::Plugin { .. } | Command::Config { .. } | Command::Trust(_) => ExitCode::SUCCESS,
     }
 }
 
@@ -268,6 +291,10 @@ async fn run(
         Ok(settings) => settings,
         Err(message) => return fail(exit::USAGE, message),
     };
+    if let Some(warning) = settings.untrusted_project.as_ref().and_then(|p| p.warning()) {
+        // It quotes keys of the untrusted file.
+        eprintln!("agent-host: warning: {}", terminal_text::one_line(&warning));
+    }
     let replay = match record_replay.open_replay(&mut settings.endpoints, &mut provider, &mut model) {
         Ok(replay) => replay,
         Err(message) => return fail(exit::USAGE, message),
@@ -281,6 +308,9 @@ async fn run(
     };
     let provider = target.provider.clone();
     let mut env_options = settings.env_options(env_options);
+    if replay.is_some() && !record_replay.replay_trusted {
+        env_options.changes_refused = Some(REPLAY_REFUSES_CHANGES.to_string());
+    }
     let (approvals, approval_warning) = terminal_prompt::terminal_approvals(&settings, &mut env_options);
     if let Some(warning) = approval_warning {
         eprintln!("agent-host: {warning}");
@@ -326,12 +356,21 @@ async fn run(
         view.finish();
     });
     // Ctrl-C asks for a graceful abort; the loop notices it at its next check (a running
-    // command or stream is cut at once) and returns, so the instance stays consistent.
+    // command or stream is cut at once) and returns, so the instance stays consistent. A
+    // session stuck where no check comes (a host call that never returns) does not hold
+    // the user: after a grace period, or at a second Ctrl-C, the process exits.
     let interrupter = {
         let handle = session.handle();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 handle.abort();
+                let _ = tokio::time::timeout(INTERRUPT_GRACE, tokio::signal::ctrl_c()).await;
+                eprintln!(
+                    "agent-host: the session did not stop within {} s of Ctrl-C; exiting",
+                    INTERRUPT_GRACE.as_secs()
+                );
+                agent_host::environments::kill_every_command();
+                std::process::exit(i32::from(exit::INTERRUPTED));
             }
         })
     };

@@ -1,6 +1,7 @@
 //! `agent-host plugin inspect`: what a plugin is, asks for and offers, without granting it
 //! anything.
 
+use crate::terminal_text::multi_line;
 use agent_host::LocalEnvironment;
 use agent_host::environments::Environment;
 use agent_host::host_tools::plugin::manifest::describe;
@@ -56,7 +57,9 @@ async fn describe_plugin(file: &Path) -> Result<Value, String> {
 }
 
 fn render(description: &Value) -> String {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    // The plugin's author wrote its names and descriptions: shown escaped. The parameters
+    // are JSON, whose strings have their control characters escaped already.
+    let text = |v: &Value| multi_line(v.as_str().unwrap_or_default()).into_owned();
     let requested: std::collections::BTreeSet<_> = description["capabilities"]
         .as_array()
         .into_iter()

@@ -1,6 +1,7 @@
 //! Saved sessions on the command line: how `run` saves its session, `agent-host sessions`
 //! and `agent-host resume`.
 
+use crate::terminal_text::{multi_line, one_line};
 use crate::{RunChoice, exit, fail, run};
 use agent_host::config::PluginOptions;
 use agent_host::embed::{Error, Host, ResumeOptions, Session, SessionOptions};
@@ -203,7 +204,11 @@ pub fn list(args: SessionsArgs) -> ExitCode {
             session.status,
             session.turns,
             workspace_column(&elide(&session.workspace, 30, true)),
-            elide(session.first_input.as_deref().unwrap_or("-"), 60, false)
+            elide(
+                &one_line(session.first_input.as_deref().unwrap_or("-")),
+                60,
+                false
+            )
         );
     }
     ExitCode::SUCCESS
@@ -315,7 +320,7 @@ fn next_task(stored: &StoredSession) -> Result<String, ExitCode> {
     if let Some(input) = stored.interrupted_input() {
         eprintln!(
             "continuing the interrupted input: {}",
-            elide(input.lines().next().unwrap_or_default(), 70, false)
+            elide(&one_line(input.lines().next().unwrap_or_default()), 70, false)
         );
         return Ok(continuation_prompt(&input));
     }
@@ -327,13 +332,14 @@ fn next_task(stored: &StoredSession) -> Result<String, ExitCode> {
         summary.tool_calls,
         summary.turns,
         summary.inputs.last().map_or("-".to_string(), |i| elide(
-            i.lines().next().unwrap_or_default(),
+            &one_line(i.lines().next().unwrap_or_default()),
             60,
             false
         ))
     );
     if let Some(answer) = &summary.last_answer {
-        eprintln!("last answer: {}", elide(answer.trim(), 200, false));
+        // The model's words, shown again: escaped like when they were first shown.
+        eprintln!("last answer: {}", elide(&multi_line(answer.trim()), 200, false));
     }
     let usage = || {
         fail(

@@ -2,6 +2,7 @@
 //! do, answered with `y` (yes, once), `a` (always, what the line says it covers) or `n`
 //! (no; `n <reason>` passes the reason to the model), then Enter.
 
+use crate::terminal_text::one_line;
 use agent_host::approval::{ApprovalAnswer, ApprovalMode, ApprovalPolicy, ApprovalPrompt, ApprovalQuestion};
 use agent_host::config::Settings;
 use agent_host::environments::EnvOptions;
@@ -131,17 +132,21 @@ fn converse(
     }
 }
 
-/// The one-line question.
+/// The one-line question. Every part of it but our own words comes from the model's call
+/// (the tool's name, the command, the paths, what the guard matched in it): escaped, so
+/// no control character can rewrite the line into something else than what will run.
 pub fn question_line(question: &ApprovalQuestion) -> String {
+    let tool = one_line(&question.tool_name);
+    let summary = one_line(&question.summary);
     let mut line = match &question.danger {
         Some(why) => format!(
-            "! {}: {} - DANGEROUS: {why}. Allow it? y: yes, this once",
-            question.tool_name, question.summary
+            "! {tool}: {summary} - DANGEROUS: {}. Allow it? y: yes, this once",
+            one_line(why)
         ),
-        None => format!("? {}: {} - allow? y: yes", question.tool_name, question.summary),
+        None => format!("? {tool}: {summary} - allow? y: yes"),
     };
     if let Some(always) = &question.always {
-        line.push_str(&format!(" | a: always ({always})"));
+        line.push_str(&format!(" | a: always ({})", one_line(&always.to_string())));
     }
     line.push_str(" | n: no (n <reason>) >");
     line
@@ -226,5 +231,36 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(ended, ApprovalAnswer::Deny { reason: Some(_) }));
+    }
+
+    /// A command whose carriage return and erase-line sequence would redraw the question
+    /// as `echo safe`, with the `ls` part (what really runs first) wiped.
+    #[test]
+    fn a_command_cannot_rewrite_the_question_with_control_characters() {
+        use agent_host::approval::AlwaysScope;
+        let command = "ls\r\u{1b}[2Kecho safe";
+        let question = ApprovalQuestion {
+            tool_name: "shell\u{1b}[8m".into(),
+            summary: format!("run `{command}`"),
+            arguments_json: serde_json::json!({ "command": command }).to_string(),
+            danger: Some("matches `\u{1b}]0;title\u{7}`\u{202e}".into()),
+            always: Some(AlwaysScope::Tool("shell\r".into())),
+            ..ApprovalQuestion::sample(true)
+        };
+        let mut output = Vec::new();
+        converse(&mut "n\n".as_bytes(), &mut output, &question).unwrap();
+        let shown = String::from_utf8(output).unwrap();
+        assert!(
+            shown.contains(
+                "! shell\\x1b[8m: run `ls\\r\\x1b[2Kecho safe` - DANGEROUS: matches \
+                 `\\x1b]0;title\\x07`\\u{202e}. Allow it?"
+            ),
+            "{shown:?}"
+        );
+        assert!(shown.contains("a: always (every shell\\r call)"), "{shown:?}");
+        assert!(
+            !shown.contains(['\r', '\u{1b}', '\u{7}', '\u{202e}']),
+            "{shown:?}"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Approvals (issue 10): the `ask` mode through the library with a scripted prompt (once,
-//! always per tool, always per command prefix, a refusal's reason reaching the model),
+//! always per tool, always per command prefix but not for a later command that writes a
+//! file through a redirection, a refusal's reason reaching the model),
 //! dangerous commands asked about in every mode and even after "always", and `agent-host
 //! run --approval ask` without a terminal refusing writes with a clear message.
 
@@ -97,6 +98,18 @@ async fn start(
 }
 
 /// One input to completion in a new session over `work`.
+/// Runs `replies` in `work` in ask mode, `prompt` answering; the server and the questions.
+async fn run_asking(
+    replies: Vec<Reply>,
+    prompt: &Arc<ScriptedPrompt>,
+    work: &Path,
+) -> (ScriptedServer, Vec<ApprovalQuestion>) {
+    let policy = ApprovalPolicy::new(ApprovalMode::Ask).with_prompt(prompt.clone());
+    let (server, runtime) = start(replies, policy, None).await;
+    submit(&runtime, work).await;
+    (server, prompt.asked())
+}
+
 async fn submit(runtime: &AgentRuntime, work: &Path) {
     let env = Arc::new(LocalEnvironment::new(work).unwrap());
     let (mut session, _events) = runtime
@@ -224,10 +237,7 @@ async fn always_for_a_command_covers_its_prefix_and_a_refusal_reason_reaches_the
         ]),
         message(&[text("done")]),
     ];
-    let policy = ApprovalPolicy::new(ApprovalMode::Ask).with_prompt(prompt.clone());
-    let (server, runtime) = start(replies, policy, None).await;
-    submit(&runtime, work.path()).await;
-    let asked = prompt.asked();
+    let (server, asked) = run_asking(replies, &prompt, work.path()).await;
     let summaries: Vec<&str> = asked.iter().map(|q| q.summary.as_str()).collect();
     assert_eq!(
         summaries,
@@ -258,6 +268,33 @@ async fn always_for_a_command_covers_its_prefix_and_a_refusal_reason_reaches_the
         "{compound}"
     );
     assert!(!work.path().join("pwned").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_for_ls_does_not_cover_a_later_ls_that_writes_a_file() {
+    let work = tempfile::tempdir().unwrap();
+    let prompt = ScriptedPrompt::new(vec![ApprovalAnswer::Always, deny("no files")]);
+    let replies = vec![
+        shell("s1", "ls -la"),
+        shell("s2", "ls -a 2>&1"),
+        shell("s3", "ls > out.txt"),
+        message(&[text("done")]),
+    ];
+    let (server, asked) = run_asking(replies, &prompt, work.path()).await;
+    let summaries: Vec<&str> = asked.iter().map(|q| q.summary.as_str()).collect();
+    assert_eq!(
+        summaries,
+        ["run `ls -la`", "run `ls > out.txt`"],
+        "`ls -a 2>&1` is covered by `ls`; a redirection that writes a file is not"
+    );
+    assert_eq!(
+        asked[1].always.as_ref().unwrap().to_string(),
+        "commands exactly `ls > out.txt`",
+        "a command writing a file is offered as its exact line only"
+    );
+    let (_, error, denied) = results(&server.requests()).last().unwrap().clone();
+    assert!(error && denied.ends_with("the user said: no files"), "{denied}");
+    assert!(!work.path().join("out.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,7 +28,17 @@ impl Layers {
         std::fs::write(layers.user_file(), user).unwrap();
         std::fs::create_dir(layers.work.path().join(".agent")).unwrap();
         std::fs::write(layers.project_file(), project).unwrap();
+        layers.trust();
         layers
+    }
+
+    /// The user trusts the project file as it is now (`agent-host trust`): these tests are
+    /// about the layers, and an untrusted project file gives up most of its settings.
+    fn trust(&self) {
+        agent_host::config::TrustStore::next_to(Some(&self.user_file()))
+            .unwrap()
+            .trust(&self.project_file())
+            .unwrap();
     }
 
     fn user_file(&self) -> PathBuf {
@@ -342,6 +352,7 @@ async fn a_run_uses_the_files_endpoint_model_effort_limits_and_env_policy() {
         project.replace(&server_url_of(&project), &server.base_url())
     );
     std::fs::write(layers.project_file(), project).unwrap();
+    layers.trust();
     let output = layers
         .command(&["run", "again"])
         .env("LOCAL_KEY", "file-key")
@@ -382,6 +393,7 @@ async fn plugins_come_from_the_user_file_unless_the_project_has_its_own() {
     assert_eq!(source(&shown, "tools"), at("project", &layers.project_file(), 1));
 
     std::fs::write(layers.project_file(), "[plugins]\npaths = []\n").unwrap();
+    layers.trust();
     let shown = layers.show(&[], &[]).await;
     assert_eq!(value(&shown, "plugins.paths"), json!([]));
     assert_eq!(

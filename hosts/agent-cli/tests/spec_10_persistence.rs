@@ -16,19 +16,14 @@ use agent_host::runtime::InstanceOptions;
 use agent_host::{Endpoints, LocalEnvironment};
 use common::{agent_host, stderr, stdout};
 use scripted_llm::anthropic::{message, text, thinking, tool_use};
-use scripted_llm::{RecordedRequest, Reply, Script, ScriptedServer};
+use scripted_llm::{RecordedRequest, Reply, ScriptedServer};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 async fn server(replies: Vec<Reply>) -> ScriptedServer {
-    ScriptedServer::start(Script {
-        replies,
-        require_api_key: None,
-    })
-    .await
-    .unwrap()
+    ScriptedServer::replying(replies).await
 }
 
 /// `agent-host` with its sessions in `state` and its LLM at `server`.

@@ -65,10 +65,19 @@ async fn record(work: &Path, recording: &Path) -> Output {
     output
 }
 
-/// `agent-host run --provider replay`, with no provider variable and no server.
+/// `agent-host run --provider replay`, with no provider variable and no server; the
+/// recording's commands and changes are made (`--replay-trusted`: these tests made it).
 async fn replay(task: &str, work: &Path, recording: &Path, extra: &[&str]) -> Output {
     agent_host()
-        .args(["run", task, "--json", "--provider", "replay", "--replay"])
+        .args([
+            "run",
+            task,
+            "--json",
+            "--provider",
+            "replay",
+            "--replay-trusted",
+            "--replay",
+        ])
         .arg(recording)
         .arg("--cwd")
         .arg(work)

@@ -9,8 +9,6 @@ use common::{agent_host, stderr, stdout};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::json;
-use std::process::Stdio;
-use tokio::io::AsyncWriteExt;
 
 async fn server(replies: Vec<scripted_llm::Reply>) -> ScriptedServer {
     ScriptedServer::start(Script {
@@ -120,19 +118,10 @@ async fn chat_without_a_terminal_takes_each_line_as_the_next_input() {
     ])
     .await;
     let (work, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut child = agent_host_for(&server, home.path())
-        .args(["chat", "--cwd"])
-        .arg(work.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut chat = agent_host_for(&server, home.path());
+    chat.args(["chat", "--cwd"]).arg(work.path());
     // Both lines at once: the second waits for the first input to finish.
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"write a.txt\nand then?\n").await.unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
+    let output = common::with_input(chat, b"write a.txt\nand then?\n").await;
     assert!(output.status.success(), "{}", stderr(&output));
     let printed = stdout(&output);
     assert!(!printed.contains('\u{1b}'), "{printed:?}");

@@ -95,6 +95,7 @@ async fn the_rust_python_and_javascript_plugins_are_called_by_the_model() {
         ),
     )
     .unwrap();
+    common::trust_project(work.path());
     let server = ScriptedServer::start(Script {
         replies: vec![
             message(&[
@@ -287,6 +288,7 @@ async fn loading_mistakes_are_clear_errors() {
         "[[tools]]\nname = \"read_file\"\ndescription = \"x\"\ncategory = \"read\"\ncmd = \"cat\"\nargs = []\n",
     )
     .unwrap();
+    common::trust_project(work.path());
     let output = run(&server, work.path(), &[]).await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(

@@ -321,3 +321,161 @@ async fn extra_variables_apply_over_every_policy() {
         );
     }
 }
+
+// Issue 19, item 6: the ways deny rules and the workspace boundary leaked.
+
+/// A dangling link is judged by where the kernel would take it, not by its own name:
+/// before, `notes.txt -> denied/x` looked like `notes.txt` and a write created `denied/x`.
+#[tokio::test]
+async fn a_dangling_link_into_a_denied_directory_is_judged_by_its_target() {
+    let f = fixture();
+    std::fs::create_dir_all(f.work.join("denied")).unwrap();
+    symlink("denied/x", f.work.join("notes.txt")).unwrap();
+    symlink("denied/newdir", f.work.join("drafts")).unwrap();
+    symlink("notes.txt", f.work.join("chained.txt")).unwrap();
+    let denied_root = f.work.join("denied").to_string_lossy().into_owned();
+    let env = policy(&f, &[], &[denied_root]).await;
+
+    let message = denied(env.write_file("notes.txt", b"planted").await);
+    assert!(message.contains("denied directory"), "{message}");
+    denied(env.write_file("chained.txt", b"planted").await);
+    assert!(!f.work.join("denied/x").exists());
+    denied(env.read_file("notes.txt", None).await);
+    denied(env.rename_file("src/lib.rs", "drafts/lib.rs").await);
+    denied(env.rename_file("notes.txt", "renamed.txt").await);
+    denied(env.delete_file("notes.txt").await);
+    denied(env.create_directory("drafts/sub").await);
+    denied(env.list_directory("drafts", 1).await);
+    assert!(!f.work.join("denied/newdir").exists() && f.work.join("src/lib.rs").exists());
+}
+
+/// `agent-host tool read_file` run from `dir` with the given flags.
+async fn read_with_flags(dir: &Path, file: &str, flags: &[&str]) -> std::process::Output {
+    let args = serde_json::json!({"file_path": file}).to_string();
+    common::agent_host()
+        .current_dir(dir)
+        .args(["tool", "read_file", "--args", &args])
+        .args(flags)
+        .output()
+        .await
+        .unwrap()
+}
+
+/// Before, a relative `--deny-dir` was read from `--cwd` (so `work/keys` named
+/// `work/work/keys`, which did not exist and was silently accepted), while `--allow-dir`
+/// was read from the shell's directory.
+#[tokio::test]
+async fn relative_allow_and_deny_dirs_resolve_from_the_shell_and_must_exist() {
+    let f = fixture();
+    let top = f.work.parent().unwrap();
+    std::fs::create_dir_all(f.work.join("keys")).unwrap();
+    std::fs::write(f.work.join("keys/id"), "needle key\n").unwrap();
+    let flags = [
+        "--cwd",
+        "work",
+        "--deny-dir",
+        "work/keys",
+        "--allow-dir",
+        "outside",
+    ];
+
+    let key = read_with_flags(top, "keys/id", &flags).await;
+    let stderr = common::stderr(&key);
+    assert!(
+        !key.status.success() && stderr.contains("denied directory"),
+        "{stderr}"
+    );
+    let secret = f.outside.join("secret.txt");
+    let secret = read_with_flags(top, secret.to_str().unwrap(), &flags).await;
+    assert!(
+        common::stdout(&secret).contains("TOP SECRET"),
+        "{}",
+        common::stderr(&secret)
+    );
+
+    for flag in ["--deny-dir", "--allow-dir"] {
+        let out = read_with_flags(top, "src/lib.rs", &["--cwd", "work", flag, "missing"]).await;
+        let stderr = common::stderr(&out);
+        assert!(
+            !out.status.success() && stderr.contains(flag) && stderr.contains("missing"),
+            "{flag}: {stderr}"
+        );
+    }
+}
+
+/// A hard link shares its file with a name outside the workspace: writing through it
+/// changed the outside file. Writes are refused; reads are allowed on purpose (only someone
+/// who may read the file can link it, and package stores such as pnpm's link files into
+/// projects); renaming or deleting the name leaves the other one alone.
+#[test]
+fn a_hard_link_to_an_outside_file_is_readable_but_not_writable() {
+    let f = fixture();
+    let secret = f.outside.join("secret.txt");
+    std::fs::hard_link(&secret, f.work.join("hard.txt")).unwrap();
+    let env = LocalEnvironment::new(&f.work).unwrap();
+
+    let message = denied(env.write_file("hard.txt", b"overwritten"));
+    assert!(
+        message.contains("hard.txt") && message.contains("2 hard links"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "TOP SECRET needle\n");
+    assert_eq!(env.read_file("hard.txt", None).unwrap(), b"TOP SECRET needle\n");
+    env.rename_file("hard.txt", "moved.txt").unwrap();
+    env.delete_file("moved.txt").unwrap();
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "TOP SECRET needle\n");
+
+    // Under an --allow-dir the user vouched for the files, shared or not.
+    let env = env.with_extra_roots(std::slice::from_ref(&f.outside)).unwrap();
+    std::fs::hard_link(&secret, f.outside.join("second.txt")).unwrap();
+    let second = f.outside.join("second.txt");
+    env.write_file(second.to_str().unwrap(), b"shared").unwrap();
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "shared");
+}
+
+/// Opening a FIFO for reading waited for a writer forever (the session hung); devices and
+/// sockets are no files to read or write either.
+#[test]
+fn fifos_devices_and_sockets_are_refused_without_blocking() {
+    let f = fixture();
+    let fifo = f.work.join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _socket = std::os::unix::net::UnixListener::bind(f.work.join("sock")).unwrap();
+    let env = LocalEnvironment::new(&f.work)
+        .unwrap()
+        .with_extra_roots(&["/dev".into()])
+        .unwrap();
+    let (sender, results) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let message = |result: Result<(), FsError>| format!("{result:?}");
+        let read = |path: &str, range| message(env.read_file(path, range).map(drop));
+        let _ = sender.send([
+            read("pipe", None),
+            message(env.write_file("pipe", b"x")),
+            read("sock", None),
+            read("/dev/zero", Some((0, 16))),
+            message(env.write_file("/dev/null", b"x")),
+        ]);
+    });
+    let Ok(results) = results.recv_timeout(std::time::Duration::from_secs(20)) else {
+        // Opening both ends never waits, and lets a stuck open return.
+        let _ = std::fs::OpenOptions::new().read(true).write(true).open(&fifo);
+        panic!("a file tool blocked on a FIFO");
+    };
+    let expected = [
+        "not a regular file: pipe is a FIFO",
+        "not a regular file: pipe is a FIFO",
+        "not a regular file: sock is a socket",
+        "not a regular file: /dev/zero is a character device",
+        "not a regular file: /dev/null is a character device",
+    ];
+    for (result, expected) in results.iter().zip(expected) {
+        assert!(result.contains(expected), "{result}");
+    }
+}

@@ -14,18 +14,13 @@ use agent_host::embed::{
 use agent_host::protocol::SessionState;
 use agent_host::{Endpoints, Environment, LocalEnvironment};
 use scripted_llm::anthropic::{error, message, text, tool_use};
-use scripted_llm::{Reply, Script, ScriptedServer};
+use scripted_llm::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 async fn server(replies: Vec<Reply>) -> ScriptedServer {
-    ScriptedServer::start(Script {
-        replies,
-        require_api_key: None,
-    })
-    .await
-    .unwrap()
+    ScriptedServer::replying(replies).await
 }
 
 fn endpoints(server: &ScriptedServer) -> Endpoints {

@@ -89,6 +89,19 @@ impl ScriptedServer {
         Self::start_routed(script, Vec::new()).await
     }
 
+    /// Starts with `replies` and no key check, for tests (panics if it cannot listen).
+    pub async fn replying(replies: Vec<Reply>) -> Self {
+        match Self::start(Script {
+            replies,
+            require_api_key: None,
+        })
+        .await
+        {
+            Ok(server) => server,
+            Err(e) => panic!("the scripted server cannot listen on 127.0.0.1: {e}"),
+        }
+    }
+
     /// Like [`ScriptedServer::start`], but a request matching a route's marker takes that
     /// route's next reply (the first route with replies left wins); others take the script's.
     pub async fn start_routed(script: Script, routes: Vec<Route>) -> std::io::Result<Self> {

@@ -3,6 +3,7 @@
 //! next line typed answers it (`y`, `a`, `n [reason]`) instead of steering.
 
 use crate::terminal_prompt::parse_answer;
+use crate::terminal_text::one_line;
 use agent_host::approval::{ApprovalAnswer, ApprovalPrompt, ApprovalQuestion};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -15,9 +16,15 @@ pub struct PendingQuestion {
 }
 
 impl PendingQuestion {
-    /// What is asked about: `write_file: write hello.py`.
+    /// What is asked about: `write_file: write hello.py`. Escaped, like every part of the
+    /// question that comes from the model's call, so control characters in a command
+    /// cannot redraw the line as another command.
     pub fn subject(&self) -> String {
-        format!("{}: {}", self.question.tool_name, self.question.summary)
+        format!(
+            "{}: {}",
+            one_line(&self.question.tool_name),
+            one_line(&self.question.summary)
+        )
     }
 
     /// The question with its answers, on one line.
@@ -25,12 +32,15 @@ impl PendingQuestion {
         let question = &self.question;
         match (&question.danger, &question.always) {
             (Some(why), _) => format!(
-                "! {} is DANGEROUS ({why}): allow it?  y yes, this once · n no",
-                self.subject()
+                "! {} is DANGEROUS ({}): allow it?  y yes, this once · n no",
+                self.subject(),
+                one_line(why)
             ),
-            (None, Some(always)) => {
-                format!("? allow {}?  y yes · a always ({always}) · n no", self.subject())
-            }
+            (None, Some(always)) => format!(
+                "? allow {}?  y yes · a always ({}) · n no",
+                self.subject(),
+                one_line(&always.to_string())
+            ),
             (None, None) => format!("? allow {}?  y yes · n no", self.subject()),
         }
     }
@@ -132,6 +142,43 @@ mod tests {
         assert_eq!(pending.keys(), "answer y, a or n (n <reason> to say why)");
         assert_eq!(pending.answer("a").ok(), Some(ApprovalAnswer::Always));
         assert_eq!(asking.await.unwrap(), ApprovalAnswer::Always);
+    }
+
+    /// A command whose carriage return and erase-line sequence would leave only
+    /// `echo safe` on the question's row.
+    #[tokio::test]
+    async fn a_command_cannot_rewrite_the_question_with_control_characters() {
+        use agent_host::approval::AlwaysScope;
+        let (prompt, mut questions) = chat_prompt();
+        let question = ApprovalQuestion {
+            tool_name: "shell".into(),
+            summary: "run `ls\r\u{1b}[2Kecho safe`".into(),
+            always: Some(AlwaysScope::Tool("shell\u{9b}2K".into())),
+            ..ApprovalQuestion::sample(true)
+        };
+        let asking = tokio::spawn(async move { prompt.ask(&question).await });
+        let pending = questions.recv().await.unwrap();
+        assert_eq!(
+            pending.line(),
+            "? allow shell: run `ls\\r\\x1b[2Kecho safe`?  y yes · a always (every shell\\u{9b}2K call) · n no"
+        );
+        let dangerous = PendingQuestion {
+            question: ApprovalQuestion {
+                danger: Some("it\u{1b}[2K\u{202e}".into()),
+                ..pending.question.clone()
+            },
+            reply: oneshot::channel().0,
+        };
+        assert_eq!(
+            dangerous.line(),
+            "! shell: run `ls\\r\\x1b[2Kecho safe` is DANGEROUS (it\\x1b[2K\\u{202e}): allow it?  \
+             y yes, this once · n no"
+        );
+        assert_eq!(
+            pending.answer("n").ok(),
+            Some(ApprovalAnswer::Deny { reason: None })
+        );
+        assert_eq!(asking.await.unwrap(), ApprovalAnswer::Deny { reason: None });
     }
 
     #[tokio::test]

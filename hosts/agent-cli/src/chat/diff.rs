@@ -2,15 +2,17 @@
 
 use super::file_changes::FileChange;
 use super::style::Palette;
+use crate::terminal_text::{multi_line, one_line};
 use similar::{ChangeTag, TextDiff};
 
 /// Lines of context around each change.
 const CONTEXT: usize = 2;
 
 /// The change as lines for the screen: a header naming the file and what happened, then
-/// at most `max_lines` diff lines, the rest counted in a "(+N lines)" note.
+/// at most `max_lines` diff lines, the rest counted in a "(+N lines)" note. The path and
+/// the lines are escaped before they are painted: the model chose both.
 pub fn render(change: &FileChange, palette: &Palette, max_lines: usize) -> Vec<String> {
-    let path = &change.path;
+    let path = one_line(&change.path);
     let (before, after) = match (&change.before, &change.after) {
         _ if change.unreadable => {
             return vec![palette.dim(&format!("  {path}: changed (binary or too large to show)"))];
@@ -28,7 +30,7 @@ pub fn render(change: &FileChange, palette: &Palette, max_lines: usize) -> Vec<S
         }
         for op in group {
             for change in diff.iter_changes(op) {
-                let text = change.value().trim_end_matches(['\n', '\r']).to_string();
+                let text = multi_line(change.value().trim_end_matches(['\n', '\r'])).into_owned();
                 let line = match change.tag() {
                     ChangeTag::Delete => {
                         removed += 1;
@@ -112,6 +114,25 @@ mod tests {
         );
         assert!(
             lines[2].contains("\u{1b}[38;5;10m") || lines[2].contains("\u{1b}[32m"),
+            "{lines:?}"
+        );
+    }
+
+    /// A file written with escape sequences that would clear the screen and write the
+    /// clipboard when its diff is shown, under a path that hides its real extension.
+    #[test]
+    fn escape_sequences_in_a_file_are_shown_not_run() {
+        let change = FileChange {
+            path: "notes\u{202e}txt.sh".into(),
+            ..change(Some("a\n"), Some("a\n\u{1b}[2J\u{1b}]52;c;eA==\u{7}\tb\r\n"))
+        };
+        let lines = render(&change, &Palette::colored(), 20);
+        let text = lines.join("\n");
+        assert!(text.contains("notes\\u{202e}txt.sh: +1 -0"), "{lines:?}");
+        assert!(text.contains("2 + \\x1b[2J\\x1b]52;c;eA==\\x07\tb"), "{lines:?}");
+        assert!(!text.contains(['\u{7}', '\u{202e}', '\r']), "{lines:?}");
+        assert!(
+            !text.contains("\u{1b}[2J") && !text.contains("\u{1b}]"),
             "{lines:?}"
         );
     }

@@ -10,6 +10,7 @@ use super::line_editor::{EditorAction, LineEditor};
 use super::screen::{PromptLine, Screen};
 use super::style::Palette;
 use super::view::ChatView;
+use crate::terminal_text;
 use agent_protocol::StopReason;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -337,7 +338,9 @@ impl Driver {
             }
         }
         if let Some(error) = &settled.error {
-            self.screen.line(&p.red(&format!("error: {error}")));
+            // An endpoint's error can quote its reply or the model's words.
+            self.screen
+                .line(&p.red(&format!("error: {}", terminal_text::multi_line(error))));
             if settled.auth_error
                 && let Some(hint) = &self.credential_hint
             {
@@ -393,9 +396,9 @@ impl Driver {
     }
 }
 
-/// Text on one line, as echoed back.
+/// Text on one line, as echoed back: pasted text may hold escape sequences too.
 fn one_line(text: &str) -> String {
-    text.trim().replace('\n', " ↵ ")
+    terminal_text::one_line(&text.trim().replace('\n', " ↵ ")).into_owned()
 }
 
 /// The next question, if there is a channel for them; never resolves otherwise.

@@ -119,6 +119,7 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
         // Returning would drop the runtime, which waits for the worker still running the
         // instance: end here instead (the journal is written line by line, nothing is lost).
         eprintln!("agent-host: the agent did not stop; exiting without waiting for it");
+        agent_host::environments::kill_every_command();
         std::process::exit(0);
     }
     ExitCode::SUCCESS

@@ -38,6 +38,13 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         .overrides(args.provider.clone(), args.model.clone(), None, &args.env);
     let settings =
         Settings::for_command(&args.env, args.plugins.config.as_deref(), overrides).map_err(usage)?;
+    if let Some(warning) = settings.untrusted_project.as_ref().and_then(|p| p.warning()) {
+        // It quotes keys of the untrusted file.
+        eprintln!(
+            "agent-host: warning: {}",
+            crate::terminal_text::one_line(&warning)
+        );
+    }
     let target = settings.target().map_err(usage)?;
     let endpoints = settings.endpoints.clone();
     let credential_hint = endpoints.get(&target.provider).map(|e| {

@@ -2,6 +2,7 @@
 //! and its result folded to a few lines.
 
 use super::style::{Palette, fit};
+use crate::terminal_text::{multi_line, one_line};
 use agent_host::protocol::ToolCategory;
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ const ERROR_LINES: usize = 3;
 const SUMMARY_WIDTH: usize = 72;
 
 /// What a call is about: the files it changes (the core names them), else the arguments
-/// that say it: the command, the pattern...
+/// that say it: the command, the pattern... Escaped: all of it is the model's.
 pub fn summary(arguments: &Value, changes: &[String]) -> String {
     let field = |name: &str| arguments.get(name).and_then(Value::as_str);
     let text = if !changes.is_empty() {
@@ -40,7 +41,7 @@ pub fn summary(arguments: &Value, changes: &[String]) -> String {
             other => other.to_string(),
         }
     };
-    let first_line = text.lines().next().unwrap_or_default();
+    let first_line = one_line(text.lines().next().unwrap_or_default());
     let cut = if text.lines().nth(1).is_some() {
         format!("{first_line} …")
     } else {
@@ -49,7 +50,8 @@ pub fn summary(arguments: &Value, changes: &[String]) -> String {
     fit(&cut, SUMMARY_WIDTH)
 }
 
-/// A call's output: a count for reads, else its first lines and how many more there are.
+/// A call's output: a count for reads, else its first lines (escaped: a command's output
+/// or a file's text may hold escape sequences) and how many more there are.
 pub fn folded_output(category: ToolCategory, output: &str, palette: &Palette) -> Vec<String> {
     let lines: Vec<&str> = output.trim_end().lines().collect();
     if lines.is_empty() {
@@ -65,7 +67,7 @@ pub fn folded_output(category: ToolCategory, output: &str, palette: &Palette) ->
     let mut shown: Vec<String> = lines
         .iter()
         .take(OUTPUT_LINES)
-        .map(|l| palette.dim(&format!("  {l}")))
+        .map(|l| palette.dim(&format!("  {}", multi_line(l))))
         .collect();
     if lines.len() > OUTPUT_LINES {
         shown.push(palette.dim(&format!("  … (+{} lines)", lines.len() - OUTPUT_LINES)));
@@ -79,7 +81,7 @@ pub fn error_lines(error: &str, palette: &Palette) -> Vec<String> {
     let mut shown: Vec<String> = lines
         .iter()
         .take(ERROR_LINES)
-        .map(|l| palette.red(&format!("  ✗ {l}")))
+        .map(|l| palette.red(&format!("  ✗ {}", multi_line(l))))
         .collect();
     if lines.len() > ERROR_LINES {
         shown.push(palette.dim(&format!("  … (+{} lines)", lines.len() - ERROR_LINES)));
@@ -117,6 +119,43 @@ mod tests {
             "a.py, b.py"
         );
         assert_eq!(summary(&json!({"agent_id": "agent-1"}), &[]), "agent-1");
+    }
+
+    /// A call whose command, output and error try to clear the screen, retitle the
+    /// terminal and write the clipboard, painted in our colours.
+    #[test]
+    fn arguments_output_and_errors_cannot_drive_the_terminal() {
+        assert_eq!(
+            summary(&json!({"command": "ls\r\u{1b}[2Kecho safe"}), &[]),
+            "ls\\r\\x1b[2Kecho safe"
+        );
+        assert_eq!(
+            summary(&json!({}), &["a\u{202e}txt.exe".to_string()]),
+            "a\\u{202e}txt.exe"
+        );
+        let palette = Palette::colored();
+        let output = "ok\tdone\n\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2J\n\u{9b}31m";
+        let lines = folded_output(ToolCategory::Command, output, &palette);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].contains("ok\tdone"), "{lines:?}");
+        assert!(
+            lines[1].contains("\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J"),
+            "{lines:?}"
+        );
+        assert!(lines[2].contains("\\u{9b}31m"), "{lines:?}");
+        let errors = error_lines("failed\u{1b}]0;pwned\u{7}", &palette);
+        assert!(errors[0].contains("failed\\x1b]0;pwned\\x07"), "{errors:?}");
+        // Only our own colours remain: each line starts and ends with one of them.
+        for line in lines.iter().chain(&errors) {
+            let escapes: Vec<&str> = line.split('\u{1b}').skip(1).collect();
+            assert!(
+                escapes
+                    .iter()
+                    .all(|e| e.starts_with('[') && !e.starts_with("[2J")),
+                "{line:?}"
+            );
+            assert!(!line.contains(['\u{7}', '\u{9b}']), "{line:?}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::screen::Screen;
 use super::spinner::status_line;
 use super::style::Palette;
 use super::tool_lines::{error_lines, folded_output, summary};
+use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
 use agent_host::protocol::ToolCategory;
 use std::sync::Arc;
@@ -88,7 +89,7 @@ impl ChatView {
         }
         let p = &self.palette;
         match &event.data {
-            EventData::AssistantTextDelta { delta } => screen.stream_text(delta),
+            EventData::AssistantTextDelta { delta } => screen.stream_text(&multi_line(delta)),
             EventData::AssistantTextEnd { .. } => {
                 screen.end_text();
                 self.thinking_since = Instant::now();
@@ -100,8 +101,10 @@ impl ChatView {
                 category,
                 changes,
             } => {
+                // The model names the tool (unknown names are shown too): escaped like its arguments.
+                let tool_name = one_line(tool_name);
                 let detail = summary(arguments, changes);
-                screen.line(&format!("{} {} {detail}", p.cyan("●"), p.bold(tool_name)));
+                screen.line(&format!("{} {} {detail}", p.cyan("●"), p.bold(&tool_name)));
                 self.running.push(RunningTool {
                     call_id: call_id.clone(),
                     category: *category,
@@ -111,8 +114,13 @@ impl ChatView {
                 });
             }
             EventData::ToolCallEnd { call_id, outcome, .. } => self.tool_finished(call_id, outcome, screen),
-            EventData::Warning(warning) => screen.line(&p.yellow(&format!("! {}", warning.message()))),
-            EventData::LoopDetection { message, .. } => screen.line(&p.yellow(&format!("! {message}"))),
+            // Warnings can quote an endpoint's error, the loop detector the model's calls.
+            EventData::Warning(warning) => {
+                screen.line(&p.yellow(&format!("! {}", multi_line(warning.message()))))
+            }
+            EventData::LoopDetection { message, .. } => {
+                screen.line(&p.yellow(&format!("! {}", multi_line(message))))
+            }
             EventData::TurnLimit { limit, value } => {
                 screen.line(&p.yellow(&format!("! stopped: {} reached ({value})", limit.as_str())))
             }
@@ -155,15 +163,15 @@ impl ChatView {
                 arguments,
                 changes,
                 ..
-            } => format!("● {tool_name} {}", summary(arguments, changes)),
+            } => format!("● {} {}", one_line(tool_name), summary(arguments, changes)),
             EventData::ToolCallEnd {
                 outcome: ToolOutcome::Error { error },
                 ..
-            } => format!("  ✗ {}", error.lines().next().unwrap_or_default()),
+            } => format!("  ✗ {}", one_line(error.lines().next().unwrap_or_default())),
             EventData::AssistantTextEnd { text, .. } if !text.is_empty() => {
-                text.lines().next().unwrap_or_default().to_string()
+                one_line(text.lines().next().unwrap_or_default()).into_owned()
             }
-            EventData::Error { message, .. } => format!("error: {message}"),
+            EventData::Error { message, .. } => format!("error: {}", one_line(message)),
             _ => return,
         };
         screen.line(&self.palette.dim(&format!("  [{agent}] {line}")));

@@ -33,10 +33,7 @@ pub fn agent_host() -> tokio::process::Command {
     ] {
         cmd.env_remove(name);
     }
-    cmd.env(
-        "AGENT_HOST_CONFIG_DIR",
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"),
-    );
+    cmd.env("AGENT_HOST_CONFIG_DIR", user_config_dir());
     // Runs save their sessions: into the tests' own state directory, never the user's.
     cmd.env("AGENT_CORE_COMPONENT", component())
         .env("AGENT_HOST_CACHE_DIR", cache_dir())
@@ -46,6 +43,36 @@ pub fn agent_host() -> tokio::process::Command {
         )
         .kill_on_drop(true);
     cmd
+}
+
+/// The user configuration folder of [`agent_host`]: it has no `config.toml`, only the list
+/// of project files the tests trust.
+pub fn user_config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-user-config")
+}
+
+/// The user trusts `work`'s `.agent/config.toml` as it is now (`agent-host trust`), for
+/// tests whose project file declares tools or plugins.
+pub fn trust_project(work: &std::path::Path) {
+    agent_host::config::TrustStore::next_to(Some(&user_config_dir().join("config.toml")))
+        .unwrap()
+        .trust(&work.join(".agent/config.toml"))
+        .unwrap();
+}
+
+/// Runs `cmd` (e.g. `chat` without a terminal) with `input` on its stdin, then closed.
+pub async fn with_input(mut cmd: tokio::process::Command, input: &[u8]) -> Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).await.unwrap();
+    drop(stdin);
+    child.wait_with_output().await.unwrap()
 }
 
 pub fn stdout(output: &Output) -> String {

@@ -39,6 +39,14 @@ impl ChatPane {
 
     /// Like [`ChatPane::start`], with the chat started through `launcher` (e.g. `setsid`).
     pub fn start_via(work: &Path, env: &[(&str, String)], args: &[&str], launcher: &str) -> Self {
+        let work = work.display().to_string();
+        let mut command = vec!["chat", "--cwd", &work];
+        command.extend_from_slice(args);
+        Self::start_command(env, &command, launcher)
+    }
+
+    /// `agent-host ARGS` (any command, e.g. `run`) in the pane, like [`ChatPane::start_via`].
+    pub fn start_command(env: &[(&str, String)], args: &[&str], launcher: &str) -> Self {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let socket = format!(
             "agent-host-chat-test-{}-{}",
@@ -56,9 +64,8 @@ impl ChatPane {
             command.push_str(&format!(" {name}={}", quote(value)));
         }
         command.push_str(&format!(
-            " {launcher} {} chat --cwd {}",
-            quote(env!("CARGO_BIN_EXE_agent-host")),
-            quote(&work.display().to_string())
+            " {launcher} {}",
+            quote(env!("CARGO_BIN_EXE_agent-host"))
         ));
         for arg in args {
             command.push_str(&format!(" {}", quote(arg)));

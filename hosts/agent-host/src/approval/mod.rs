@@ -6,7 +6,9 @@
 //! — the built-in tools the core marks `write` or `command` (`write_file`, `edit_file`,
 //! `apply_patch`, `shell`), and host tools of the `write` and `admin` categories — through
 //! an [`ApprovalPrompt`]. An answer of "always" is remembered for the session: per tool, and
-//! for commands per command prefix (see [`command_prefix`] for the rule).
+//! for commands per command prefix (see [`command_prefix`] for the rule), which covers later
+//! commands only of the same shape: no redirection that writes a file, no option that runs
+//! other programs or writes files ([`command_shape`] holds the list).
 //!
 //! Dangerous commands (what the environment's command guard refuses: `rm -rf /`, `mkfs`,
 //! fork bombs, ...) are asked about in every mode, every time — "always" never covers them.
@@ -19,6 +21,9 @@
 
 pub mod category;
 pub mod command_prefix;
+pub mod command_shape;
+pub mod command_split;
+mod inline_scripts;
 pub mod policy;
 
 pub use category::ToolCategory;

@@ -95,6 +95,9 @@ pub struct FileLayer {
     pub tools_at: Option<Source>,
     /// `[[tools]]` and `[plugins]` (plugin paths resolved against the file's folder).
     pub agent: AgentConfig,
+    /// `None` for a trusted file; for a project file the user has not trusted, the
+    /// settings ignored in it (see [`crate::config::trust`]).
+    pub untrusted: Option<Vec<String>>,
 }
 
 /// Parses a reasoning effort (`low`, `medium`, `high`).
@@ -268,6 +271,7 @@ impl FileLayer {
             plugins_at,
             tools_at,
             agent,
+            untrusted: None,
         })
     }
 }

@@ -3,6 +3,7 @@
 use crate::config::agent_file::CONFIG_FILE;
 use crate::config::file::FileLayer;
 use crate::config::source::LayerKind;
+use crate::config::trust::{self, TrustStore};
 use crate::environments::options::EnvOptions;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,8 @@ pub struct FileLocations {
     /// The project file: `--config`'s, else `.agent/config.toml` in the workspace (it may
     /// not exist; `None` for a remote workspace).
     pub project: Option<PathBuf>,
-    /// Whether the project file was named explicitly (then it must exist).
+    /// Whether the project file was named explicitly (then it must exist, and it is the
+    /// user's own choice: trusted).
     pub project_explicit: bool,
 }
 
@@ -56,11 +58,28 @@ impl FileLocations {
         };
         let project = match &self.project {
             Some(path) if self.project_explicit || path.is_file() => {
-                Some(FileLayer::load(path, LayerKind::Project)?)
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let mut layer = FileLayer::parse(&text, path, LayerKind::Project)?;
+                if !self.project_explicit && !self.trusts(path, text.as_bytes()) {
+                    layer.untrusted = Some(trust::drop_authority(&mut layer));
+                }
+                Some(layer)
             }
             _ => None,
         };
         Ok((user, project))
+    }
+
+    /// The user's list of trusted project files (next to the user file).
+    pub fn trust_store(&self) -> Option<TrustStore> {
+        TrustStore::next_to(self.user.as_deref())
+    }
+
+    /// Whether the user trusts the project file at `path` with these bytes.
+    fn trusts(&self, path: &Path, contents: &[u8]) -> bool {
+        self.trust_store()
+            .is_some_and(|store| store.is_trusted(path, contents))
     }
 }
 

@@ -7,6 +7,7 @@ use crate::config::file::{FileLayer, parse_effort, protocol_name};
 use crate::config::flags::Overrides;
 use crate::config::locations::FileLocations;
 use crate::config::source::{Source, Sourced};
+use crate::config::trust::{self, Baseline, UntrustedProject};
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
 use crate::transport::endpoints::{COMPATIBLE_VAR, Endpoint, Endpoints, variable_prefix};
@@ -61,6 +62,8 @@ pub struct Settings {
     pub agent: AgentConfig,
     pub plugins_source: Source,
     pub tools_source: Source,
+    /// The project file when the user has not trusted it, with what was ignored in it.
+    pub untrusted_project: Option<UntrustedProject>,
 }
 
 /// A variable's value parsed, with the variable named in the error.
@@ -92,7 +95,7 @@ impl Settings {
         overrides: Overrides,
     ) -> Result<Self, String> {
         let locations = FileLocations::for_env(env, config_file)?;
-        Self::load(&locations, overrides, &|name| std::env::var(name).ok())
+        Self::load(&locations, overrides, &crate::secrets::host_var)
     }
 
     /// The settings from the files at `locations`, variables through `lookup`, and
@@ -102,7 +105,15 @@ impl Settings {
         overrides: Overrides,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, String> {
-        let (user, project) = locations.load()?;
+        let (user, mut project) = locations.load()?;
+        let untrusted_project = project.as_mut().and_then(|p| {
+            let mut ignored = p.untrusted.take()?;
+            ignored.extend(trust::keep_only_stricter(p, &Baseline::of(user.as_ref())));
+            Some(UntrustedProject {
+                file: p.path.clone(),
+                ignored,
+            })
+        });
         let files = [user.as_ref(), project.as_ref()];
         let var = |name: &str| {
             lookup(name)
@@ -206,6 +217,7 @@ impl Settings {
             agent,
             plugins_source,
             tools_source,
+            untrusted_project,
         })
     }
 }

@@ -39,6 +39,7 @@ pub mod plugins;
 mod run;
 pub mod show;
 pub mod source;
+pub mod trust;
 
 pub use agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
 pub use defaults::{default_model, locate_component, session_config};
@@ -48,6 +49,7 @@ pub use merge::{EndpointSources, LimitSettings, Settings, host_tool_config};
 pub use plugins::{PluginOptions, PluginSources, load_plugins, wasm_files};
 pub use run::RunTarget;
 pub use source::{LayerKind, Source, Sourced};
+pub use trust::{TrustStore, UntrustedProject};
 
 #[cfg(test)]
 mod tests;

@@ -160,8 +160,13 @@ impl Settings {
             .into_iter()
             .map(|e| (e.key, json!({"value": e.value, "source": e.source.to_string()})))
             .collect();
+        let untrusted = self
+            .untrusted_project
+            .as_ref()
+            .map(|p| json!({"file": p.file.display().to_string(), "ignored": p.ignored}));
         json!({
             "files": {"user": file(&self.user_file), "project": file(&self.project_file)},
+            "untrusted_project": untrusted,
             "settings": settings,
         })
     }
@@ -174,6 +179,12 @@ impl Settings {
             None => format!("# {label} file: none\n"),
         };
         let mut out = file("user", &self.user_file) + &file("project", &self.project_file);
+        if let Some(untrusted) = &self.untrusted_project {
+            out.push_str(&match untrusted.warning() {
+                Some(warning) => format!("# {warning}\n"),
+                None => "# the project file is not trusted (it sets nothing that needs trust)\n".to_string(),
+            });
+        }
         let lines: Vec<(String, String)> = self
             .entries()
             .into_iter()
@@ -206,37 +217,4 @@ fn env_policy_name(policy: EnvPolicy) -> &'static str {
     }
 }
 
-/// A URL with any password replaced: `https://u:secret@h/` → `https://u:***@h/`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_string();
-    };
-    let userinfo = &rest[..at];
-    let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-    let hidden = if userinfo.contains(':') {
-        format!("{user}:***")
-    } else {
-        "***".to_string()
-    };
-    format!("{scheme}://{hidden}{}", &rest[at..])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn passwords_in_urls_are_hidden() {
-        assert_eq!(
-            redact_url("https://u:s3cret@h.example/v1"),
-            "https://u:***@h.example/v1"
-        );
-        assert_eq!(redact_url("http://tok@h/v1"), "http://***@h/v1");
-        assert_eq!(redact_url("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080/v1");
-        assert_eq!(redact_url("http://h/a@b"), "http://h/a@b");
-    }
-}
+pub use crate::secrets::redact::redact_url;

@@ -42,6 +42,7 @@ impl HostBuilder {
 
     /// The LLM endpoints and their keys (default: [`Endpoints::from_env`]).
     pub fn endpoints(mut self, endpoints: Endpoints) -> Self {
+        endpoints.withhold_keys();
         self.endpoints = Some(endpoints);
         self
     }
@@ -78,8 +79,12 @@ impl HostBuilder {
     /// Loads the component (compiling it on a cache miss, off the async threads).
     pub async fn build(self) -> Result<Host, Error> {
         let component = locate_component(self.component).map_err(Error::Component)?;
-        let http = HttpTransport::new(self.endpoints.unwrap_or_else(Endpoints::from_env))
-            .map_err(|e| Error::Options(format!("cannot create the HTTP client: {e:#}")))?;
+        let http = HttpTransport::new(self.endpoints.unwrap_or_else(|| {
+            let endpoints = Endpoints::from_env();
+            endpoints.withhold_keys();
+            endpoints
+        }))
+        .map_err(|e| Error::Options(format!("cannot create the HTTP client: {e:#}")))?;
         let cache_dir = self.cache_dir.or_else(default_cache_dir);
         let transport = http.clone();
         let mut runtime = tokio::task::spawn_blocking(move || {

@@ -361,7 +361,7 @@ impl Journaled {
     pub async fn close(&mut self) -> anyhow::Result<()> {
         let closed = self.session.close().await;
         self.pump.drain().await;
-        lock(&self.journal).sync();
+        lock(&self.journal).release();
         closed
     }
 }

@@ -1,5 +1,6 @@
 //! Which of the host's environment variables a command sees (spec 4.2).
 
+use crate::secrets::{host_var, is_secret_name, is_secret_value, is_withheld};
 use std::str::FromStr;
 
 /// Variables every policy but `None` keeps: what shells and toolchains need to work.
@@ -37,21 +38,13 @@ const CORE: &[&str] = &[
     "PNPM_HOME",
 ];
 
-/// Name endings that mark a credential (compared case-insensitively).
-const SECRET_SUFFIXES: &[&str] = &[
-    "_API_KEY",
-    "_SECRET",
-    "_TOKEN",
-    "_PASSWORD",
-    "_CREDENTIAL",
-    "_CREDENTIALS",
-];
-
 /// How a command's environment is built from the host's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EnvPolicy {
-    /// Everything except credentials (`*_API_KEY`, `*_SECRET`, `*_TOKEN`, `*_PASSWORD`,
-    /// `*_CREDENTIAL`).
+    /// Everything except credentials: variables named like one (`*KEY`, `*SECRET*`,
+    /// `*TOKEN`, `*PASSWORD`, `*PASS`, `*_PAT`, `*CREDENTIAL*`, ...; see
+    /// [`crate::secrets::names`]), values shaped like one (a URL with a password, a provider
+    /// key), and every endpoint's key variable.
     #[default]
     InheritAll,
     /// Only the core variables (PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and
@@ -76,29 +69,39 @@ impl FromStr for EnvPolicy {
     }
 }
 
-/// Whether a variable holds a credential by its name.
-pub fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
-}
-
 fn is_core_var(name: &str) -> bool {
     CORE.contains(&name) || name.starts_with("LC_")
 }
 
 impl EnvPolicy {
-    /// Whether a host variable is passed on.
-    pub fn keeps(self, name: &str) -> bool {
-        match self {
-            Self::InheritAll => !is_secret_var(name),
-            Self::CoreOnly => is_core_var(name),
-            Self::None => false,
-        }
+    /// Whether a host variable is passed on (credentials never are, whatever the policy:
+    /// a command gets one only when the user allows it by name).
+    pub fn keeps(self, name: &str, value: &str) -> bool {
+        let credential = is_secret_name(name) || is_secret_value(value) || is_withheld(name);
+        !credential
+            && match self {
+                Self::InheritAll => true,
+                Self::CoreOnly => is_core_var(name),
+                Self::None => false,
+            }
     }
 
-    /// The host variables a command gets under this policy.
-    pub fn filter(self, vars: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
-        vars.filter(|(name, _)| self.keeps(name)).collect()
+    /// The host variables a command gets under this policy, plus the credentials the user
+    /// allowed by name (`allow`; looked up among those withheld at start-up too).
+    pub fn filter(
+        self,
+        vars: impl Iterator<Item = (String, String)>,
+        allow: &[String],
+    ) -> Vec<(String, String)> {
+        let mut kept: Vec<(String, String)> = vars.filter(|(name, value)| self.keeps(name, value)).collect();
+        for name in allow {
+            if let Some(value) = host_var(name)
+                && !kept.iter().any(|(kept_name, _)| kept_name == name)
+            {
+                kept.push((name.clone(), value));
+            }
+        }
+        kept
     }
 }
 
@@ -114,11 +117,13 @@ mod tests {
             "Db_Password",
             "AWS_SECRET",
             "GCP_CREDENTIALS",
+            // Issue 19: a bare `KEY` is a credential's name too.
+            "KEY",
         ] {
-            assert!(is_secret_var(name), "{name}");
+            assert!(is_secret_name(name), "{name}");
         }
-        for name in ["PATH", "TOKENIZERS_PARALLELISM", "KEY", "SECRETARY"] {
-            assert!(!is_secret_var(name), "{name}");
+        for name in ["PATH", "TOKENIZERS_PARALLELISM", "SECRETARY"] {
+            assert!(!is_secret_name(name), "{name}");
         }
     }
 
@@ -136,7 +141,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
         };
         let names = |policy: EnvPolicy| -> Vec<String> {
-            policy.filter(vars()).into_iter().map(|(k, _)| k).collect()
+            policy.filter(vars(), &[]).into_iter().map(|(k, _)| k).collect()
         };
         assert_eq!(
             names(EnvPolicy::InheritAll),
@@ -151,5 +156,44 @@ mod tests {
                 .unwrap_err()
                 .contains("inherit-all, core or none")
         );
+    }
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::*;
+    use crate::secrets::withhold;
+
+    /// Issue 19, item 2: the default policy passed these on.
+    #[test]
+    fn credentials_by_name_or_value_never_reach_a_command_unless_allowed() {
+        let vars = || {
+            [
+                ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG"),
+                ("PGPASSWORD", "hunter2"),
+                ("GITHUB_PAT", "github_pat_1234"),
+                ("API_KEY", "abc"),
+                ("DATABASE_URL", "postgres://app:hunter2@db/app"),
+                ("EDITOR", "vi"),
+                ("MY_LLM_VAR19", "plain"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        };
+        let names = |kept: Vec<(String, String)>| kept.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(
+            names(EnvPolicy::InheritAll.filter(vars(), &[])),
+            ["EDITOR", "MY_LLM_VAR19"]
+        );
+        for policy in [EnvPolicy::InheritAll, EnvPolicy::CoreOnly] {
+            let kept = names(policy.filter(vars(), &[]));
+            assert!(
+                kept.iter().all(|k| k == "EDITOR" || k == "MY_LLM_VAR19"),
+                "{policy:?}: {kept:?}"
+            );
+        }
+        // An endpoint's key variable whose name says nothing.
+        withhold("MY_LLM_VAR19");
+        assert_eq!(names(EnvPolicy::InheritAll.filter(vars(), &[])), ["EDITOR"]);
     }
 }

@@ -29,8 +29,9 @@ pub trait Environment: Send + Sync + 'static {
     fn os_version(&self) -> String;
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError>;
     /// The absolute path `path` names once `..` and symlinks are resolved; for a path that
-    /// does not exist yet, its nearest existing ancestor is resolved and the rest appended.
-    /// Policy wrappers check this, not the text the model wrote.
+    /// does not exist yet, where creating it would land: its existing part resolved (a
+    /// dangling link to its target) and the rest appended. Policy wrappers check this, not
+    /// the text the model wrote.
     async fn real_path(&self, path: &str) -> Result<String, FsError>;
 }
 

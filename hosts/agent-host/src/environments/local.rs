@@ -7,7 +7,8 @@
 //! path resolution (`openat2` with `RESOLVE_BENEATH` on Linux) instead of in a string check.
 
 use crate::environments::env_vars::EnvPolicy;
-use crate::environments::environment::{Environment, read_window};
+use crate::environments::environment::Environment;
+use crate::environments::file_kind;
 use crate::environments::process::{self, ProcessHandle};
 use crate::environments::search;
 use agent_protocol::ports::{
@@ -16,10 +17,12 @@ use agent_protocol::ports::{
 use async_trait::async_trait;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
-use std::io::{ErrorKind, Read, Seek, SeekFrom};
-use std::path::{Component, Path, PathBuf};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
+
+pub use crate::environments::link_targets::nearest_real_path;
 
 /// A directory the environment may touch, and the handle everything under it goes through.
 #[derive(Debug)]
@@ -144,24 +147,13 @@ impl LocalEnvironment {
         Ok(root.path.join(inside))
     }
 
+    /// Reads a regular file (see `file_kind` for what else is refused, and why).
     pub fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         let (root, relative) = self.locate(path)?;
-        let mut file = root
-            .dir
-            .open(&relative)
-            .map_err(|e| self.error(e, path))?
-            .into_std();
-        let meta = file.metadata().map_err(|e| fs_error(e, path))?;
-        let (offset, length) = read_window(path, meta.len(), meta.is_dir(), range)?;
-        file.seek(SeekFrom::Start(offset))
-            .map_err(|e| fs_error(e, path))?;
-        let mut buf = Vec::with_capacity(length.min(meta.len()) as usize);
-        file.take(length)
-            .read_to_end(&mut buf)
-            .map_err(|e| fs_error(e, path))?;
-        Ok(buf)
+        file_kind::read(&root.dir, &relative, path, range, &|e| self.error(e, path))
     }
 
+    /// Writes a regular file; one with other hard links only under an `--allow-dir`.
     pub fn write_file(&self, path: &str, contents: &[u8]) -> Result<(), FsError> {
         let (root, relative) = self.locate(path)?;
         if root.dir.is_dir(&relative) {
@@ -170,9 +162,20 @@ impl LocalEnvironment {
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.create_parents(root, parent, path)?;
         }
-        root.dir
-            .write(&relative, contents)
-            .map_err(|e| self.error(e, path))
+        let vouched = || self.under_extra_root(root, &relative);
+        file_kind::write(&root.dir, &relative, path, contents, &vouched, &|e| {
+            self.error(e, path)
+        })
+    }
+
+    /// Whether `relative` lies under an `--allow-dir` once links are followed (also when
+    /// given relative to the workspace, for an extra root inside it).
+    fn under_extra_root(&self, root: &Root, relative: &Path) -> bool {
+        let Ok(inside) = root.dir.canonicalize(relative) else {
+            return false;
+        };
+        let real = root.path.join(inside);
+        self.roots[1..].iter().any(|extra| real.starts_with(&extra.path))
     }
 
     pub fn delete_file(&self, path: &str) -> Result<(), FsError> {
@@ -314,7 +317,8 @@ impl LocalEnvironment {
         .map_err(|e| SpawnError::Failed(format!("could not start /bin/bash: {e}")))
     }
 
-    /// Resolves `path` on this machine (not confined: policy wrappers decide).
+    /// Resolves `path` on this machine, dangling links to where they point (not confined:
+    /// policy wrappers decide).
     pub fn real_path(&self, path: &str) -> Result<String, FsError> {
         let given = Path::new(path);
         let absolute = if given.is_absolute() {
@@ -325,40 +329,6 @@ impl LocalEnvironment {
         nearest_real_path(&absolute)
             .map(|p| p.to_string_lossy().into_owned())
             .map_err(|e| fs_error(e, path))
-    }
-}
-
-/// The canonical form of `path`, or of its nearest existing ancestor with the rest of the
-/// path appended (the rest may not contain `..`: it names directories that do not exist).
-pub fn nearest_real_path(path: &Path) -> std::io::Result<PathBuf> {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        match std::fs::canonicalize(&existing) {
-            Ok(real) => {
-                let mut out = real;
-                for part in rest.iter().rev() {
-                    out.push(part);
-                }
-                return Ok(out);
-            }
-            Err(error) if error.kind() == ErrorKind::NotFound => {
-                let Some(name) = existing.file_name().map(|n| n.to_os_string()) else {
-                    return Err(error);
-                };
-                if existing.components().next_back() == Some(Component::ParentDir) {
-                    return Err(std::io::Error::new(
-                        ErrorKind::InvalidInput,
-                        "`..` after a directory that does not exist",
-                    ));
-                }
-                rest.push(name);
-                if !existing.pop() {
-                    return Err(error);
-                }
-            }
-            Err(error) => return Err(error),
-        }
     }
 }
 

@@ -4,8 +4,11 @@
 //! valid as the local machine alone. [`options::EnvOptions`] picks and wraps one.
 
 pub mod delegating;
+mod dir_flags;
 pub mod env_vars;
 pub mod environment;
+mod file_kind;
+mod link_targets;
 pub mod local;
 pub mod options;
 pub mod policy;
@@ -19,4 +22,4 @@ pub use environment::{Environment, MAX_READ, read_window};
 pub use local::LocalEnvironment;
 pub use options::EnvOptions;
 pub use policy::{CommandGuard, Logged, PathPolicy, ReadOnly, Scoped};
-pub use process::{OUTPUT_CAP, ProcessHandle};
+pub use process::{OUTPUT_CAP, OUTPUT_CAP_VAR, ProcessHandle, kill_every_command, parse_size};

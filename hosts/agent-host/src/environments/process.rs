@@ -14,9 +14,45 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{Notify, mpsc, watch};
 
-/// Bytes of each stream kept for the final result; beyond it output is counted, not kept,
-/// so a runaway command cannot exhaust the host's memory.
-pub const OUTPUT_CAP: usize = 32 * 1024 * 1024;
+/// Bytes of each stream of one command kept for its result and streamed as output deltas,
+/// unless [`OUTPUT_CAP_VAR`] says otherwise; beyond it output is counted, not kept, so a
+/// runaway command fills neither the host's memory nor the session's log (the model sees far
+/// less: the core truncates what it is shown).
+pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
+/// The variable that sets the cap, in bytes (`K`, `M` and `G` suffixes allowed).
+pub const OUTPUT_CAP_VAR: &str = "AGENT_HOST_MAX_COMMAND_OUTPUT";
+
+/// The cap in effect: [`OUTPUT_CAP_VAR`] when set and valid (else a warning), else
+/// [`OUTPUT_CAP`].
+pub fn output_cap() -> usize {
+    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let Ok(value) = std::env::var(OUTPUT_CAP_VAR) else {
+            return OUTPUT_CAP;
+        };
+        parse_size(&value).unwrap_or_else(|| {
+            tracing::warn!("{OUTPUT_CAP_VAR}={value:?} is not a size (e.g. 4M); using {OUTPUT_CAP} bytes");
+            OUTPUT_CAP
+        })
+    })
+}
+
+/// `4096`, `64K`, `4M`, `1G` as bytes.
+pub fn parse_size(value: &str) -> Option<usize> {
+    let value = value.trim();
+    let (digits, unit) = match value.char_indices().last()? {
+        (i, 'K' | 'k') => (&value[..i], 1 << 10),
+        (i, 'M' | 'm') => (&value[..i], 1 << 20),
+        (i, 'G' | 'g') => (&value[..i], 1 << 30),
+        _ => (value, 1),
+    };
+    digits
+        .trim()
+        .parse::<usize>()
+        .ok()?
+        .checked_mul(unit)
+        .filter(|n| *n > 0)
+}
 /// Time between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long pipes may stay open after the shell exits (a backgrounded child holding them).
@@ -132,6 +168,7 @@ fn start(
         .kill_on_drop(true);
     cmd.env_clear().envs(policy.filter(
         std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        &crate::secrets::allowed(),
     ));
     for (name, value) in extra_env {
         cmd.env(name, value);
@@ -139,6 +176,7 @@ fn start(
     let started = Instant::now();
     let mut child = cmd.spawn()?;
     let pid = child.id().unwrap_or(0);
+    live_groups().insert(pid);
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
     let kill = Arc::new(Notify::new());
@@ -161,6 +199,10 @@ fn start(
             }
             _ = kill_signal.notified() => terminate(&mut child, pid).await,
         };
+        // The call is over, and so is everything it left running in its group (`sleep 300 &`
+        // would otherwise outlive it, and agent-host, holding the output pipes open).
+        let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        live_groups().remove(&pid);
         let exit_code = status.ok().and_then(|s| s.code()).unwrap_or(-1);
         let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
             let Some(task) = task else { return Vec::new() };
@@ -174,9 +216,10 @@ fn start(
             }
         };
         let (out, err) = tokio::join!(collect(stdout), collect(stderr));
+        // A credential a command printed anyway (read from a file) is not handed on.
         let _ = result_tx.send(Some(ExecResult {
-            stdout: String::from_utf8_lossy(&out).into_owned(),
-            stderr: String::from_utf8_lossy(&err).into_owned(),
+            stdout: crate::secrets::redact_known(&String::from_utf8_lossy(&out)),
+            stderr: crate::secrets::redact_known(&String::from_utf8_lossy(&err)),
             exit_code: if timed_out { -1 } else { exit_code },
             timed_out,
             duration_ms: started.elapsed().as_millis() as u64,
@@ -188,6 +231,21 @@ fn start(
         result: result_rx,
         kill,
     })
+}
+
+/// The process groups of the commands running now (each command leads its own).
+fn live_groups() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<u32>> {
+    static LIVE: std::sync::Mutex<std::collections::BTreeSet<u32>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Kills every running command's process group: for a process about to exit without
+/// unwinding (`std::process::exit` runs no destructor, so no handle kills its command).
+pub fn kill_every_command() {
+    for pid in std::mem::take(&mut *live_groups()) {
+        let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+    }
 }
 
 /// SIGTERM to the group, then SIGKILL after the grace period.
@@ -207,7 +265,7 @@ async fn terminate(child: &mut tokio::process::Child, pid: u32) -> std::io::Resu
     }
 }
 
-/// Output of one stream kept up to `OUTPUT_CAP`; beyond it bytes are counted only.
+/// Output of one stream kept up to [`output_cap`]; beyond it bytes are counted only.
 #[derive(Default)]
 pub struct CappedOutput {
     kept: Vec<u8>,
@@ -216,12 +274,12 @@ pub struct CappedOutput {
 
 impl CappedOutput {
     /// Keeps what fits and returns it (what should be streamed on).
-    pub fn push<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
-        let room = OUTPUT_CAP.saturating_sub(self.kept.len());
+    pub fn push(&mut self, data: &[u8]) -> Vec<u8> {
+        let room = output_cap().saturating_sub(self.kept.len());
         let keep = data.len().min(room);
         self.kept.extend_from_slice(&data[..keep]);
         self.dropped += data.len() - keep;
-        &data[..keep]
+        data[..keep].to_vec()
     }
 
     /// Everything kept, with a note of what was discarded.
@@ -229,7 +287,8 @@ impl CappedOutput {
         if self.dropped > 0 {
             self.kept.extend_from_slice(
                 format!(
-                    "\n[output capped: {} further bytes were discarded]\n",
+                    "\n[output capped at {} bytes ({OUTPUT_CAP_VAR}): {} further bytes were discarded]\n",
+                    output_cap(),
                     self.dropped
                 )
                 .as_bytes(),
@@ -239,7 +298,7 @@ impl CappedOutput {
     }
 }
 
-/// Reads a pipe to its end, forwarding chunks and keeping up to `OUTPUT_CAP` bytes.
+/// Reads a pipe to its end, forwarding chunks and keeping up to [`output_cap`] bytes.
 async fn drain(
     mut pipe: impl tokio::io::AsyncRead + Unpin,
     stream: OutputStream,
@@ -251,15 +310,33 @@ async fn drain(
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let kept = output.push(&buf[..n]);
-                if !kept.is_empty() {
-                    let _ = chunks.send(OutputChunk {
-                        stream,
-                        data: kept.to_vec(),
-                    });
+                let live = output.push(&buf[..n]);
+                if !live.is_empty() {
+                    // A known credential is kept out of the streamed deltas too (one split
+                    // across two reads is not recognised; the result is redacted whole).
+                    let data = match String::from_utf8(live) {
+                        Ok(text) => crate::secrets::redact_known(&text).into_bytes(),
+                        Err(raw) => raw.into_bytes(),
+                    };
+                    let _ = chunks.send(OutputChunk { stream, data });
                 }
             }
         }
     }
     output.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_read_with_their_units() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64K"), Some(64 << 10));
+        assert_eq!(parse_size(" 4m "), Some(4 << 20));
+        assert_eq!(parse_size("1G"), Some(1 << 30));
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("lots"), None);
+    }
 }

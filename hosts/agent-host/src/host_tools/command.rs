@@ -40,6 +40,8 @@ pub struct CommandToolContext {
     pub env_policy: EnvPolicy,
     /// The configuration file the tools come from, for messages.
     pub source: Option<PathBuf>,
+    /// Why no program may run now (see `EnvOptions::changes_refused`).
+    pub refused: Option<String>,
 }
 
 impl CommandToolContext {
@@ -55,6 +57,7 @@ impl CommandToolContext {
             workspace,
             env_policy,
             source: None,
+            refused: None,
         })
     }
 
@@ -75,7 +78,9 @@ impl CommandToolContext {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
         };
-        Self::new(&workspace, options.env_policy())
+        let mut context = Self::new(&workspace, options.env_policy())?;
+        context.refused = options.changes_refused.clone();
+        Ok(context)
     }
 }
 
@@ -158,7 +163,7 @@ impl CommandTool {
             for piece in pieces {
                 match piece {
                     Piece::Text(text) => value.push_str(text),
-                    Piece::Slot(var) => match std::env::var(var) {
+                    Piece::Slot(var) => match crate::secrets::host_var(var).ok_or(()) {
                         Ok(host_value) => value.push_str(&host_value),
                         Err(_) => {
                             return Err(format!(
@@ -295,6 +300,9 @@ impl HostTool for CommandTool {
         let arguments: Value =
             serde_json::from_str(arguments_json).map_err(|e| format!("invalid arguments: not JSON: {e}"))?;
         let argv = self.argv(&arguments)?;
+        if let Some(reason) = &self.context.refused {
+            return Err(format!("{} was not run: {reason}", self.spec.name));
+        }
         let extra_env = self.extra_env()?;
         let program = self.program(&extra_env)?;
         let timeout_ms = self.timeout_ms();

@@ -154,6 +154,14 @@ impl Journal {
             tracing::warn!("{error}");
         }
     }
+
+    /// Makes the logs durable and lets go of them (and of their locks), so a closed session
+    /// can be resumed while its handle still exists.
+    pub fn release(&mut self) {
+        self.sync();
+        self.events = None;
+        self.history = None;
+    }
 }
 
 /// A session's history entries, into its journal as the core records them.

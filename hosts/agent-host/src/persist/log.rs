@@ -7,6 +7,7 @@
 //! next line starts on a line of its own.
 
 use super::PersistError;
+use crate::private_files::private_options;
 use crate::session_host::control::AgentEvent;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -54,7 +55,7 @@ pub struct LogContents {
 impl<T: Serialize + DeserializeOwned> JsonLog<T> {
     /// Creates a new, empty file.
     pub fn create(path: &Path) -> Result<Self, PersistError> {
-        let file = OpenOptions::new()
+        let file = private_options()
             .append(true)
             .create_new(true)
             .open(path)
@@ -114,10 +115,13 @@ impl<T: Serialize + DeserializeOwned> JsonLog<T> {
                     .to_string(),
             });
         }
-        let mut line = serde_json::to_vec(item).map_err(|e| PersistError::CorruptFile {
+        let encoded = serde_json::to_string(item).map_err(|e| PersistError::CorruptFile {
             path: self.path.clone(),
             message: format!("cannot encode a line: {e}"),
         })?;
+        // A credential that reached an event or the history (a command printed one) is not
+        // written down.
+        let mut line = crate::secrets::redact_known(&encoded).into_bytes();
         line.push(b'\n');
         if let Err(error) = self.file.write_all(&line) {
             self.broken = self.file.set_len(self.bytes).is_err();

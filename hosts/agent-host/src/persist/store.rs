@@ -3,6 +3,7 @@
 use super::log::{read_events, read_lines};
 use super::summary::{HistorySummary, interrupted_input, summarize};
 use super::{PersistError, now_rfc3339};
+use crate::private_files::{create_private, create_private_dir};
 use crate::session_host::control::AgentEvent;
 use agent_protocol::EventData;
 use serde::{Deserialize, Serialize};
@@ -297,7 +298,8 @@ impl SessionStore {
     /// A new session's folder, with its first `meta.json`.
     pub(crate) fn create(&self, meta: &SessionMeta) -> Result<SessionFiles, PersistError> {
         let dir = self.root.join(&meta.id);
-        std::fs::create_dir_all(&dir).map_err(PersistError::io(&dir))?;
+        create_private_dir(&self.root).map_err(PersistError::io(&self.root))?;
+        create_private_dir(&dir).map_err(PersistError::io(&dir))?;
         let files = SessionFiles { dir };
         files.write_meta(meta)?;
         Ok(files)
@@ -355,7 +357,7 @@ fn write_json_atomically(path: &Path, value: &impl Serialize, pretty: bool) -> R
         message: format!("cannot encode: {e}"),
     })?;
     let temporary = path.with_extension("json.tmp");
-    let mut file = File::create(&temporary).map_err(PersistError::io(&temporary))?;
+    let mut file = create_private(&temporary).map_err(PersistError::io(&temporary))?;
     file.write_all(&bytes).map_err(PersistError::io(&temporary))?;
     file.sync_all().map_err(PersistError::io(&temporary))?;
     drop(file);

@@ -21,6 +21,19 @@ use tokio::task::JoinHandle;
 /// before its task is dropped.
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
 
+/// Children of one session that may be alive at once: each is a component instance with
+/// its own LLM requests, so a model spawning in a loop must hit a wall.
+pub const MAX_LIVE_SUBAGENTS: usize = 8;
+
+/// A child's turn limit: what it asked for (0: unlimited), never above its parent's.
+fn child_turn_limit(requested: u32, parent: u32) -> u32 {
+    match (requested, parent) {
+        (_, 0) => requested,
+        (0, parent) => parent,
+        (requested, parent) => requested.min(parent),
+    }
+}
+
 /// Starts a child's session in a fresh instance: what [`Subagents`] needs of the runtime.
 #[async_trait]
 pub trait ChildStarter: Send + Sync {
@@ -39,6 +52,25 @@ pub struct Subagents {
     events: mpsc::UnboundedSender<AgentEvent>,
     children: Mutex<BTreeMap<String, Child>>,
     spawned: Mutex<u32>,
+    /// Children being started (counted against [`MAX_LIVE_SUBAGENTS`] with the live ones).
+    starting: Mutex<usize>,
+}
+
+/// One child being started: its slot is given back when the start ends either way.
+struct Starting<'a>(&'a Mutex<usize>);
+
+impl<'a> Starting<'a> {
+    fn take(count: &'a Mutex<usize>) -> Self {
+        *lock(count) += 1;
+        Self(count)
+    }
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        let mut count = lock(self.0);
+        *count = count.saturating_sub(1);
+    }
 }
 
 struct Child {
@@ -72,11 +104,29 @@ impl Subagents {
             events,
             children: Mutex::new(BTreeMap::new()),
             spawned: Mutex::new(0),
+            starting: Mutex::new(0),
         }
     }
 
     /// Starts a child on its own task and returns its id at once.
     pub async fn spawn(&self, request: SubagentRequest) -> Result<String, String> {
+        // The slot is taken before the awaits below, so parallel spawns of one response
+        // cannot all pass the check.
+        let _slot = {
+            let children = lock(&self.children);
+            let live = children
+                .values()
+                .filter(|child| child.state.borrow().ended.is_none())
+                .count();
+            let starting = *lock(&self.starting);
+            if live + starting >= MAX_LIVE_SUBAGENTS {
+                return Err(format!(
+                    "{MAX_LIVE_SUBAGENTS} subagents are already running or starting, the most a \
+                     session may have; wait for one or close one (close_agent) before spawning another"
+                ));
+            }
+            Starting::take(&self.starting)
+        };
         let env = match request.working_dir.as_deref() {
             Some(dir) => Arc::new(
                 Scoped::new(self.env.clone(), dir)
@@ -89,7 +139,7 @@ impl Subagents {
         if let Some(model) = request.model {
             config.model = model;
         }
-        config.limits.max_turns = request.max_turns;
+        config.limits.max_turns = child_turn_limit(request.max_turns, self.parent_config.limits.max_turns);
         config.depth = request.depth;
         config.session_id = None;
         let id = {
@@ -280,4 +330,19 @@ fn unknown(id: &str) -> String {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::child_turn_limit;
+
+    /// Issue 19, item 7: a child's `max_turns` of 0 meant unlimited whatever the parent's.
+    #[test]
+    fn a_child_never_gets_more_turns_than_its_parent() {
+        assert_eq!(child_turn_limit(0, 3), 3);
+        assert_eq!(child_turn_limit(10, 3), 3);
+        assert_eq!(child_turn_limit(2, 3), 2);
+        assert_eq!(child_turn_limit(0, 0), 0);
+        assert_eq!(child_turn_limit(5, 0), 5);
+    }
 }

@@ -141,8 +141,20 @@ impl Endpoints {
         self.by_name.keys().cloned().collect()
     }
 
+    /// The endpoints of the host's environment as it started (credentials withheld from the
+    /// process at start-up included).
     pub fn from_env() -> Self {
-        Self::from_lookup(|name| std::env::var(name).ok())
+        Self::from_lookup(crate::secrets::host_var)
+    }
+
+    /// Keeps every endpoint's key variable from commands and its key out of logs.
+    pub fn withhold_keys(&self) {
+        for endpoint in self.by_name.values() {
+            crate::secrets::withhold(&endpoint.key_var);
+            if let Some(key) = &endpoint.api_key {
+                crate::secrets::redact::remember(key);
+            }
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Endpoint> {

@@ -1,6 +1,7 @@
 //! `llm-transport` over reqwest: resolves endpoint names, attaches credentials, and streams
 //! response bodies chunk by chunk.
 
+use crate::secrets::redact::{hide_url_credentials, redact_url};
 use crate::transport::endpoints::Endpoints;
 use crate::transport::response::ResponseHandle;
 use agent_protocol::ports::{HttpRequest, TransportError};
@@ -19,6 +20,7 @@ impl HttpTransport {
     pub fn new(endpoints: Endpoints) -> anyhow::Result<Self> {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
+            .redirect(same_origin_redirects())
             .user_agent(concat!("agent-host/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Self {
@@ -49,20 +51,21 @@ impl HttpTransport {
         for (name, value) in request.headers.iter().chain(endpoint.auth_headers().iter()) {
             builder = builder.header(name, value);
         }
-        tracing::debug!(%url, "sending LLM request");
+        tracing::debug!(url = %redact_url(&url), "sending LLM request");
         // Only the wait for the response head is bounded here: a long answer may stream
         // for minutes, and its reads have their own idle timeout.
         let head_timeout = Duration::from_millis(request.timeout_ms.unwrap_or(600_000).max(1_000));
         let response = match tokio::time::timeout(head_timeout, builder.send()).await {
             Err(_) => {
                 return Err(TransportError::Timeout(format!(
-                    "{url}: no response within {} ms",
+                    "{}: no response within {} ms",
+                    redact_url(&url),
                     head_timeout.as_millis()
                 )));
             }
-            Ok(result) => {
-                result.map_err(|e| TransportError::Connect(format!("{url}: {}", error_chain(&e))))?
-            }
+            Ok(result) => result.map_err(|e| {
+                TransportError::Connect(without_credentials(format!("{url}: {}", error_chain(&e)), &url))
+            })?,
         };
         let status = response.status().as_u16();
         let headers = response
@@ -80,6 +83,35 @@ impl HttpTransport {
             .map(|chunk| chunk.map_err(|e| TransportError::Io(error_chain(&e))));
         Ok(ResponseHandle::new(status, headers, Box::pin(body)))
     }
+}
+
+/// Redirects within the endpoint's origin only: the request carries the key (`x-api-key`,
+/// `x-goog-api-key` and `Authorization` alike) and the conversation, and a server must not
+/// be able to send both to another host. A redirect elsewhere ends as its 3xx response.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        match same_origin && attempt.previous().len() < 5 {
+            true => attempt.follow(),
+            false => attempt.stop(),
+        }
+    })
+}
+
+/// `message` with the user information of `url` hidden, however the URL is spelled in it.
+fn without_credentials(message: String, url: &str) -> String {
+    let mut message = hide_url_credentials(&message, url);
+    if let Ok(parsed) = reqwest::Url::parse(url) {
+        if let Some(password) = parsed.password().filter(|p| !p.is_empty()) {
+            message = message.replace(password, "***");
+        } else if !parsed.username().is_empty() {
+            message = message.replace(&format!("{}@", parsed.username()), "***@");
+        }
+    }
+    message
 }
 
 /// An error with its causes, e.g. "error sending request: connection refused".

@@ -20,7 +20,15 @@ pub struct RecordReplayOptions {
     /// recorded one fails the run.
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
+    /// With --replay: the recording is yours, so its commands run and its file changes are
+    /// made. Without it both are refused: a recording is as trustworthy as whoever made it.
+    #[arg(long)]
+    pub replay_trusted: bool,
 }
+
+/// Why a replay's commands and changes are refused without `--replay-trusted`.
+pub const REPLAY_REFUSES_CHANGES: &str = "a replayed recording runs commands and changes files \
+only with --replay-trusted (a recording is as trustworthy as whoever made it)";
 
 impl RecordReplayOptions {
     /// For a replay (`--provider replay` or `--replay FILE`): reads the recording, checks it

@@ -9,24 +9,13 @@ use crate::transport::http::HttpTransport;
 use crate::transport::response::{BodyObserver, ResponseHandle};
 use agent_protocol::SessionConfig;
 use agent_protocol::ports::{HttpRequest, TransportError};
-use regex::Regex;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// What replaces a credential in a recording.
-pub const REDACTED: &str = "<redacted>";
-
-/// Text shaped like a provider key or token, redacted even when no configured key matches
-/// (a key pasted into a prompt or found in a file the agent read).
-static KEY_SHAPED: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abpr]-[A-Za-z0-9\-]{10,}",
-    )
-    .ok()
-});
+pub use crate::secrets::redact::{REDACTED, redact};
 
 /// Whether a header's value is a credential, by its name.
 pub fn is_credential_header(name: &str) -> bool {
@@ -44,18 +33,6 @@ pub fn is_credential_header(name: &str) -> bool {
     ]
     .iter()
     .any(|part| name.contains(part))
-}
-
-/// Replaces `secrets` and anything key-shaped in `text`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut text = text.to_string();
-    for secret in secrets {
-        text = text.replace(secret.as_str(), REDACTED);
-    }
-    match KEY_SHAPED.as_ref() {
-        Some(pattern) => pattern.replace_all(&text, REDACTED).into_owned(),
-        None => text,
-    }
 }
 
 /// Writes one recording; shared by the exchanges in flight.
@@ -116,7 +93,7 @@ impl RecordingTransport {
         session: RecordedSession,
         workspace: Option<String>,
     ) -> Result<Self, String> {
-        let file = std::fs::File::create(path)
+        let file = crate::private_files::create_private(path)
             .map_err(|e| format!("cannot create the recording {}: {e}", path.display()))?;
         let secrets = http
             .endpoints()

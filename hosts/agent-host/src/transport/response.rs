@@ -10,6 +10,32 @@ use std::time::Duration;
 /// Longest silence tolerated between two body chunks.
 const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Bytes one response body may have, unless [`RESPONSE_CAP_VAR`] says otherwise: a server
+/// that streams without end (a hostile one, or a model stuck in a loop) must not grow the
+/// host's memory and the session's log without bound. Far above any real answer.
+pub const RESPONSE_CAP: usize = 16 * 1024 * 1024;
+/// The variable that sets the cap, in bytes (`K`, `M` and `G` suffixes allowed).
+pub const RESPONSE_CAP_VAR: &str = "AGENT_HOST_MAX_RESPONSE_BYTES";
+
+/// The cap in effect.
+pub fn response_cap() -> usize {
+    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        std::env::var(RESPONSE_CAP_VAR)
+            .ok()
+            .and_then(|value| {
+                let size = crate::environments::parse_size(&value);
+                if size.is_none() {
+                    tracing::warn!(
+                        "{RESPONSE_CAP_VAR}={value:?} is not a size (e.g. 32M); using {RESPONSE_CAP} bytes"
+                    );
+                }
+                size
+            })
+            .unwrap_or(RESPONSE_CAP)
+    })
+}
+
 /// A response body as a stream of chunks (from the network, or from a recording).
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<Bytes, TransportError>> + Send>>;
 
@@ -25,6 +51,8 @@ pub struct ResponseHandle {
     pub headers: Vec<(String, String)>,
     body: ChunkStream,
     observer: Option<Box<dyn BodyObserver>>,
+    /// Body bytes read so far.
+    read: usize,
 }
 
 impl ResponseHandle {
@@ -34,6 +62,7 @@ impl ResponseHandle {
             headers,
             body,
             observer: None,
+            read: 0,
         }
     }
 
@@ -52,6 +81,17 @@ impl ResponseHandle {
             ))),
             Ok(None) => Ok(None),
             Ok(Some(chunk)) => chunk.map(|bytes| Some(bytes.to_vec())),
+        };
+        if let Ok(Some(chunk)) = &read {
+            // Past the cap once, every later read fails too.
+            self.read = self.read.saturating_add(chunk.len());
+        }
+        let read = match read {
+            Ok(Some(_)) if self.read > response_cap() => Err(TransportError::Io(format!(
+                "the response passed {} bytes and was cut off ({RESPONSE_CAP_VAR} raises the cap)",
+                response_cap()
+            ))),
+            other => other,
         };
         if let Some(observer) = &mut self.observer {
             observer.observe(&read);

@@ -1,6 +1,7 @@
 //! Path boundaries over any environment: allowed and denied roots, denied wins. The check
-//! is on the real path (symbolic links and `..` resolved by the environment, and for a new
-//! file its nearest existing ancestor), never on the text the model wrote.
+//! is on the real path (symbolic links and `..` resolved by the environment, a dangling link
+//! to where it points, since creating a file through it lands there; for a new file its
+//! nearest existing ancestor), never on the text the model wrote.
 
 use crate::environments::environment::Environment;
 use crate::environments::process::ProcessHandle;

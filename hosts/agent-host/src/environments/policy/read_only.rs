@@ -10,18 +10,31 @@ use std::sync::Arc;
 
 pub struct ReadOnly {
     inner: Arc<dyn Environment>,
+    /// Why, when it is not the user's `--read-only` (a replayed recording's changes).
+    reason: Option<String>,
 }
 
 impl ReadOnly {
     pub fn new(inner: Arc<dyn Environment>) -> Self {
-        Self { inner }
+        Self { inner, reason: None }
     }
-}
 
-fn refuse(what: &str) -> FsError {
-    FsError::Denied(format!(
-        "read-only mode: {what} is not allowed; report the change you would make instead"
-    ))
+    /// Read-only for `reason`, which every refusal names.
+    pub fn because(inner: Arc<dyn Environment>, reason: impl Into<String>) -> Self {
+        Self {
+            inner,
+            reason: Some(reason.into()),
+        }
+    }
+
+    fn refuse(&self, what: &str) -> FsError {
+        FsError::Denied(match &self.reason {
+            Some(reason) => format!("{what} was refused: {reason}"),
+            None => {
+                format!("read-only mode: {what} is not allowed; report the change you would make instead")
+            }
+        })
+    }
 }
 
 /// What only reads is the forwarding default.
@@ -32,27 +45,30 @@ impl crate::environments::delegating::Delegating for ReadOnly {
     }
 
     async fn write_file(&self, path: &str, _contents: &[u8]) -> Result<(), FsError> {
-        Err(refuse(&format!("writing {path}")))
+        Err(self.refuse(&format!("writing {path}")))
     }
 
     async fn delete_file(&self, path: &str) -> Result<(), FsError> {
-        Err(refuse(&format!("deleting {path}")))
+        Err(self.refuse(&format!("deleting {path}")))
     }
 
     async fn rename_file(&self, from: &str, to: &str) -> Result<(), FsError> {
-        Err(refuse(&format!("renaming {from} to {to}")))
+        Err(self.refuse(&format!("renaming {from} to {to}")))
     }
 
     async fn create_directory(&self, path: &str) -> Result<(), FsError> {
-        Err(refuse(&format!("creating the directory {path}")))
+        Err(self.refuse(&format!("creating the directory {path}")))
     }
 
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
         // A command can write anywhere the user can, so none runs in read-only mode.
-        Err(SpawnError::Denied(format!(
-            "read-only mode: commands are not run because they could change files (`{}`); \
-             use read_file, grep and glob to inspect the project",
-            request.command
-        )))
+        Err(SpawnError::Denied(match &self.reason {
+            Some(reason) => format!("`{}` was not run: {reason}", request.command),
+            None => format!(
+                "read-only mode: commands are not run because they could change files (`{}`); \
+                 use read_file, grep and glob to inspect the project",
+                request.command
+            ),
+        }))
     }
 }

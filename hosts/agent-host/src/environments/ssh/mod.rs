@@ -5,6 +5,7 @@
 //! The host key must be in known_hosts; nothing is accepted on first use.
 
 mod files;
+mod revoked;
 mod sftp;
 
 use crate::environments::env_vars::EnvPolicy;
@@ -29,6 +30,10 @@ use tokio::sync::{Notify, mpsc, watch};
 /// long enough for a slow server to start the wrapper and hear of its group, short enough that
 /// a broken one cannot hang a tool call.
 const UNSTARTED_GRACE: Duration = Duration::from_secs(10);
+
+/// How long an abandoned command (its call already answered) is still watched for its
+/// group id, so that a command the server starts late is killed when it does start.
+const LATE_START_WATCH: Duration = Duration::from_secs(120);
 
 /// `ssh://user@host[:port]/path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +85,14 @@ impl client::Handler for HostKeyCheck {
                 self.host
             );
         };
+        if revoked::is_revoked(&self.known_hosts, key).map_err(anyhow::Error::msg)? {
+            anyhow::bail!(
+                "the host key of {}:{} is revoked in {} (@revoked); it is never accepted",
+                self.host,
+                self.port,
+                self.known_hosts.display()
+            );
+        }
         match check_known_hosts_path(&self.host, self.port, key, &self.known_hosts) {
             Ok(true) => Ok(true),
             Ok(false) => anyhow::bail!(
@@ -204,7 +217,7 @@ impl SshEnvironment {
         let mut script = String::new();
         script.push_str(&match self.env_policy {
             EnvPolicy::InheritAll => {
-                "for v in $(compgen -e); do case \"${v^^}\" in *_API_KEY|*_SECRET|*_TOKEN|*_PASSWORD|*_CREDENTIAL|*_CREDENTIALS) unset \"$v\";; esac; done; ".to_string()
+                "for v in $(compgen -e); do case \"${v^^}\" in *KEY|*KEYS|*SECRET*|*TOKEN|*TOKENS|*PASSWORD*|*PASSWD|*PASS|*PASSPHRASE|*CREDENTIAL*|*COOKIE|*_PAT|PAT) unset \"$v\";; esac; done; ".to_string()
             }
             EnvPolicy::CoreOnly => "for v in $(compgen -e); do case \"$v\" in PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TERM|TMPDIR|TZ|LC_*|CARGO_HOME|RUSTUP_HOME|GOPATH|GOROOT|NVM_DIR|PYENV_ROOT|VIRTUAL_ENV|JAVA_HOME) ;; *) unset \"$v\";; esac; done; ".to_string(),
             EnvPolicy::None => "for v in $(compgen -e); do unset \"$v\"; done; ".to_string(),
@@ -388,10 +401,18 @@ fn supervise(
         let timer = tokio::time::sleep(timeout);
         tokio::pin!(timer);
         let mut phase = Phase::Running;
+        let result =
+            |stdout: CappedOutput, stderr: CappedOutput, exit_code: i32, timed_out: bool| ExecResult {
+                stdout: String::from_utf8_lossy(&stdout.finish()).into_owned(),
+                stderr: String::from_utf8_lossy(&stderr.finish()).into_owned(),
+                exit_code: if timed_out { -1 } else { exit_code },
+                timed_out,
+                duration_ms: started.elapsed().as_millis() as u64,
+            };
         loop {
             let message = tokio::select! {
                 message = channel.wait() => message,
-                _ = &mut timer, if phase != Phase::Abandoned => {
+                _ = &mut timer => {
                     phase = match phase {
                         Phase::Running => {
                             timed_out = true;
@@ -405,15 +426,19 @@ fn supervise(
                             Phase::Killed
                         }
                         // The wrapper never reported its group (a server too slow or broken to
-                        // start it): stop waiting rather than hang the tool call.
-                        Phase::Killed | Phase::Abandoned => {
-                            let _ = channel.close().await;
+                        // start it): the call is answered now rather than hung, and the channel
+                        // is watched a while longer so a late start is still killed.
+                        Phase::Killed => {
+                            let kept = (std::mem::take(&mut stdout), std::mem::take(&mut stderr));
+                            let _ = result_tx.send(Some(result(kept.0, kept.1, exit_code, timed_out)));
+                            timer.as_mut().reset(tokio::time::Instant::now() + LATE_START_WATCH);
                             Phase::Abandoned
                         }
+                        Phase::Abandoned => {
+                            let _ = channel.close().await;
+                            break;
+                        }
                     };
-                    if phase == Phase::Abandoned {
-                        break;
-                    }
                     continue;
                 }
                 _ = kill_signal.notified(), if phase == Phase::Running => {
@@ -440,8 +465,10 @@ fn supervise(
                                     // is delivered now.
                                     match phase {
                                         Phase::Terminating => terminate(&session, pgid, "TERM").await,
-                                        Phase::Killed => terminate(&session, pgid, "KILL").await,
-                                        Phase::Running | Phase::Abandoned => {}
+                                        Phase::Killed | Phase::Abandoned => {
+                                            terminate(&session, pgid, "KILL").await
+                                        }
+                                        Phase::Running => {}
                                     }
                                 }
                                 None => forward(&chunk_tx, &mut stderr, OutputStream::Stderr, line),
@@ -458,13 +485,9 @@ fn supervise(
             forward(&chunk_tx, &mut stderr, OutputStream::Stderr, &unfinished);
         }
         drop(chunk_tx);
-        let _ = result_tx.send(Some(ExecResult {
-            stdout: String::from_utf8_lossy(&stdout.finish()).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr.finish()).into_owned(),
-            exit_code: if timed_out { -1 } else { exit_code },
-            timed_out,
-            duration_ms: started.elapsed().as_millis() as u64,
-        }));
+        if phase != Phase::Abandoned {
+            let _ = result_tx.send(Some(result(stdout, stderr, exit_code, timed_out)));
+        }
     });
     ProcessHandle::from_parts(0, chunk_rx, result_rx, kill)
 }
@@ -475,8 +498,10 @@ enum Phase {
     Running,
     /// TERM sent; KILL follows when the timer fires again.
     Terminating,
-    /// KILL sent; if the group is still unknown when the timer fires again, stop waiting.
+    /// KILL sent; if the group is still unknown when the timer fires again, the call is
+    /// answered.
     Killed,
+    /// The call was answered without the group known; a late group id is killed at once.
     Abandoned,
 }
 
@@ -497,10 +522,7 @@ fn forward(
 ) {
     let shown = kept.push(data);
     if !shown.is_empty() {
-        let _ = chunks.send(OutputChunk {
-            stream,
-            data: shown.to_vec(),
-        });
+        let _ = chunks.send(OutputChunk { stream, data: shown });
     }
 }
 

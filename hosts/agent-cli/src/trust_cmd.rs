@@ -1,0 +1,74 @@
+//! `agent-host trust [DIR]`: the user vouches for a workspace's `.agent/config.toml` as it is
+//! now, so its endpoints, command tools, plugins and looser settings apply (see
+//! `agent_host::config::trust`). `--forget` takes that back.
+
+use agent_host::config::file::FileLayer;
+use agent_host::config::{CONFIG_FILE, FileLocations, LayerKind};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct TrustArgs {
+    /// The workspace whose .agent/config.toml to trust (default: the current directory).
+    dir: Option<PathBuf>,
+    /// Stop trusting it instead.
+    #[arg(long)]
+    forget: bool,
+}
+
+pub fn run(args: TrustArgs) -> ExitCode {
+    match trust(args) {
+        Ok(message) => {
+            println!("{}", crate::terminal_text::multi_line(&message));
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("agent-host: {}", crate::terminal_text::multi_line(&message));
+            ExitCode::from(crate::exit::USAGE)
+        }
+    }
+}
+
+fn trust(args: TrustArgs) -> Result<String, String> {
+    let dir = match args.dir {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let file = dir.join(CONFIG_FILE);
+    let locations = FileLocations::new(Some(&dir), None);
+    let store = locations
+        .trust_store()
+        .ok_or("no configuration folder to keep the trust list in: set AGENT_HOST_CONFIG_DIR")?;
+    if args.forget {
+        return Ok(match store.forget(&file)? {
+            true => format!("{} is no longer trusted", file.display()),
+            false => format!("{} was not trusted", file.display()),
+        });
+    }
+    if !file.is_file() {
+        return Err(format!("{} has no {CONFIG_FILE} to trust", dir.display()));
+    }
+    // A file that does not load would be trusted blind: have it fixed first.
+    let layer = FileLayer::load(&file, LayerKind::Project)?;
+    store.trust(&file)?;
+    let mut grants: Vec<String> = layer
+        .endpoints
+        .keys()
+        .map(|name| format!("endpoints.{name}"))
+        .collect();
+    if layer.tools_at.is_some() {
+        grants.push(format!("{} command tool(s)", layer.agent.tools.len()));
+    }
+    if layer.plugins_at.is_some() {
+        grants.push("[plugins]".to_string());
+    }
+    let grants = match grants.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", grants.join(", ")),
+    };
+    Ok(format!(
+        "trusted {} as it is now{grants}; a change to the file untrusts it again (trust list: {})",
+        file.display(),
+        store.path().display()
+    ))
+}

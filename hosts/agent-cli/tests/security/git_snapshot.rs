@@ -1,0 +1,50 @@
+//! Item 5: the system prompt's git snapshot runs before anything is approved. A repository's
+//! own git configuration (`core.fsmonitor`, filter drivers named by `.gitattributes` or by
+//! `.git/info/attributes`) must not get it to run a program.
+
+use crate::UserDirs;
+use crate::common::stderr;
+use std::path::Path;
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_git_snapshot_runs_no_program_the_repository_configures() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path();
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+    std::fs::write(dir.join(".gitattributes"), "*.txt filter=evil\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "init"]);
+    git(dir, &["config", "core.fsmonitor", "touch fsmonitor-ran; false"]);
+    git(dir, &["config", "filter.evil.clean", "touch filter-ran; cat"]);
+    // Attributes outside the tree name a long-running filter process too.
+    std::fs::write(dir.join(".git/info/attributes"), "* filter=worse\n").unwrap();
+    git(dir, &["config", "filter.worse.process", "touch process-ran"]);
+    // A changed timestamp makes status read the file through the filter.
+    std::fs::write(dir.join("a.txt"), "b\n").unwrap();
+    let output = UserDirs::new()
+        .agent_host()
+        .args(["profile", "--json", "--cwd"])
+        .arg(dir)
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!dir.join("fsmonitor-ran").exists(), "core.fsmonitor ran");
+    assert!(!dir.join("filter-ran").exists(), "the filter driver ran");
+    assert!(!dir.join("process-ran").exists(), "the filter process ran");
+    // The snapshot itself still works: the commit is in the system prompt.
+    let described = String::from_utf8_lossy(&output.stdout);
+    assert!(described.contains(" init"), "{described}");
+}
