@@ -20,7 +20,10 @@ const SECRETS: &[(&str, &str)] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_see_no_credential_of_the_host_and_the_session_files_hold_none() {
-    let script = "tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env; echo ---; cat creds.txt";
+    // What the command saw is kept in files too: the model's view of a long output is cut
+    // in the middle.
+    let script = "tr '\\0' '\\n' < /proc/$PPID/environ > host-environ.txt; env > own-env.txt; \
+                  cat host-environ.txt own-env.txt creds.txt";
     let llm = ScriptedServer::start(Script {
         replies: vec![
             message(&[tool_use("t1", "shell", json!({"command": script}))]),
@@ -54,12 +57,25 @@ async fn commands_see_no_credential_of_the_host_and_the_session_files_hold_none(
         .unwrap()
         .to_string();
     // The command read agent-host's environment (these tests run as root, which reads a
-    // non-dumpable process's too): what the strings held is gone.
-    let from_proc = shown.split("---").next().unwrap();
+    // non-dumpable process's too): what the strings held is gone, and so is every
+    // credential from the command's own environment.
+    let host_environ = std::fs::read_to_string(work.path().join("host-environ.txt")).unwrap();
+    let own_env = std::fs::read_to_string(work.path().join("own-env.txt")).unwrap();
     assert!(
-        from_proc.contains("PATH="),
-        "/proc/$PPID/environ was not read: {shown}"
+        host_environ.contains("PATH=") && own_env.contains("PATH="),
+        "/proc/$PPID/environ was not read: {host_environ}"
     );
+    // The endpoint's key variable whose name says nothing stays in agent-host's own environ
+    // (THREAT-MODEL.md); it is withheld from commands like every other credential.
+    for (name, value) in &SECRETS[..6] {
+        assert!(
+            !host_environ.contains(value),
+            "{name} in agent-host's /proc environ"
+        );
+    }
+    for (name, value) in SECRETS {
+        assert!(!own_env.contains(value), "{name} in the command's environment");
+    }
     for (name, value) in SECRETS {
         assert!(
             !shown.contains(value),
