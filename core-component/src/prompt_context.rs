@@ -116,8 +116,9 @@ const GIT: &str = "git --no-pager --no-optional-locks \
 
 /// Empties every `filter.*` setting of the repository through `GIT_CONFIG_KEY_n` variables
 /// (exact keys, so a driver's name cannot smuggle options into a command line), and turns
-/// lazy fetching off.
-const NO_FILTERS: &str = "export GIT_NO_LAZY_FETCH=1 GIT_TERMINAL_PROMPT=0; n=0; \
+/// lazy fetching and every transport off (`GIT_ALLOW_PROTOCOL` wins over a repository's own
+/// `protocol.<name>.allow`; `GIT_NO_LAZY_FETCH` needs git 2.44).
+const NO_FILTERS: &str = "export GIT_NO_LAZY_FETCH=1 GIT_ALLOW_PROTOCOL=none GIT_TERMINAL_PROMPT=0; n=0; \
     while IFS= read -r -d '' k; do export \"GIT_CONFIG_KEY_$n=$k\" \"GIT_CONFIG_VALUE_$n=\"; \
     n=$((n+1)); done < <(git config -z --name-only --get-regexp '^filter\\.' 2>/dev/null); \
     export GIT_CONFIG_COUNT=$n; ";

@@ -480,6 +480,37 @@ fn options(env: Arc<LocalEnvironment>, store: Option<&SessionStore>) -> SessionO
     }
 }
 
+/// A host at an LLM and a session it saves in a store of its own, over a workspace of its
+/// own (the folders live as long as this).
+struct Saved {
+    host: Host,
+    _state: tempfile::TempDir,
+    work: tempfile::TempDir,
+    store: SessionStore,
+    env: Arc<LocalEnvironment>,
+    session: Session,
+}
+
+async fn saved_session(llm: &ScriptedServer) -> Saved {
+    let host = host_at(llm).await;
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(state.path());
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let session = host
+        .open_session(options(env.clone(), Some(&store)))
+        .await
+        .unwrap();
+    Saved {
+        host,
+        _state: state,
+        work,
+        store,
+        env,
+        session,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_history_resumed_from_the_journal_equals_the_cores_own() {
     let llm = server(vec![
@@ -492,15 +523,14 @@ async fn the_history_resumed_from_the_journal_equals_the_cores_own() {
         message(&[text("Done.")]),
     ])
     .await;
-    let host = host_at(&llm).await;
-    let state = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(state.path());
-    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let session = host
-        .open_session(options(env.clone(), Some(&store)))
-        .await
-        .unwrap();
+    let Saved {
+        host,
+        _state,
+        work: _work,
+        store,
+        env,
+        session,
+    } = saved_session(&llm).await;
     session.submit("Count and read").await.unwrap();
     let history: Value = serde_json::from_str(&session.history_json().await.unwrap()).unwrap();
     session.close().await.unwrap();
@@ -625,15 +655,14 @@ async fn a_session_resumed_read_only_refuses_changes() {
         message(&[text("Refused, as expected.")]),
     ])
     .await;
-    let host = host_at(&llm).await;
-    let state = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let store = SessionStore::new(state.path());
-    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-    let session = host
-        .open_session(options(env.clone(), Some(&store)))
-        .await
-        .unwrap();
+    let Saved {
+        host,
+        _state,
+        work,
+        store,
+        env,
+        session,
+    } = saved_session(&llm).await;
     session.submit("Remember this").await.unwrap();
     let id = session.id().to_string();
     session.close().await.unwrap();

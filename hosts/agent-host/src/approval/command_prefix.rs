@@ -313,6 +313,15 @@ mod tests {
         );
     }
 
+    /// Issue 19 review: bash keeps a carriage return inside a word, so `ls\r/x` runs a
+    /// repository file named `ls\r/x` while the splitter saw `ls` and `/x`.
+    #[test]
+    fn a_control_character_in_a_word_makes_the_line_exact_only() {
+        let rules = rules_for("ls -la");
+        assert!(!is_covered(&rules, "ls\r/x"));
+        assert!(!is_covered(&rules_for("cargo test"), "cargo\rtest\r/x"));
+    }
+
     /// Issue 19, item 3: "always" for `git -C sub status` remembered `git`, which covered
     /// `git push --force`.
     #[test]

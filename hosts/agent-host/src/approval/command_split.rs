@@ -127,7 +127,10 @@ impl Splitter {
         let mut i = 0;
         while let Some(c) = at(i) {
             match c {
-                ' ' | '\t' | '\r' => self.end_word(),
+                ' ' | '\t' => self.end_word(),
+                // bash keeps a carriage return (or any other control character) inside a
+                // word: `ls\r/x` runs the file `ls\r/x`, which no rule may stand for.
+                c if c.is_control() && c != '\n' => return None,
                 '\n' | ';' => self.end_segment()?,
                 '&' if at(i + 1) == Some('>') => {
                     self.end_word();

@@ -356,6 +356,8 @@ fn write_json_atomically(path: &Path, value: &impl Serialize, pretty: bool) -> R
         path: path.to_path_buf(),
         message: format!("cannot encode: {e}"),
     })?;
+    // As in the logs: a credential that reached the history is not written down.
+    let bytes = crate::secrets::redact_known(&String::from_utf8_lossy(&bytes)).into_bytes();
     let temporary = path.with_extension("json.tmp");
     let mut file = create_private(&temporary).map_err(PersistError::io(&temporary))?;
     file.write_all(&bytes).map_err(PersistError::io(&temporary))?;

@@ -21,17 +21,28 @@ const SECRET_ENDINGS: &[&str] = &[
     "COOKIE",
 ];
 
-/// Whole name words that mark a credential: a personal access token (`GITHUB_PAT`).
-const SECRET_WORDS: &[&str] = &["PAT"];
+/// Whole name words that mark a credential: a personal access token (`GITHUB_PAT`), a
+/// password (`MYSQL_PWD`; `PWD` alone is the working directory).
+const SECRET_WORDS: &[&str] = &["PAT", "PWD"];
+
+/// Credentials whose names say little of it: a password-manager session, Docker's auth
+/// blob. (`*_AUTH` counts too; `SSH_AUTH_SOCK`, a socket, does not.)
+const SECRET_NAMES: &[&str] = &["BW_SESSION", "DOCKER_AUTH_CONFIG"];
 
 /// Whether a variable holds a credential by its name (case-insensitive). Words are matched
 /// by their ending, so `TOKENIZERS_PARALLELISM` and `SECRETARY` are not credentials.
 pub fn is_secret_name(name: &str) -> bool {
-    name.to_ascii_uppercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|word| {
-            SECRET_WORDS.contains(&word) || SECRET_ENDINGS.iter().any(|ending| word.ends_with(ending))
-        })
+    let upper = name.to_ascii_uppercase();
+    if matches!(upper.as_str(), "PWD" | "OLDPWD") {
+        return false;
+    }
+    if SECRET_NAMES.contains(&upper.as_str()) || upper.starts_with("OP_SESSION_") || upper.ends_with("_AUTH")
+    {
+        return true;
+    }
+    upper.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| {
+        SECRET_WORDS.contains(&word) || SECRET_ENDINGS.iter().any(|ending| word.ends_with(ending))
+    })
 }
 
 /// Whether a value is a credential whatever its variable is called: a URL with a password
@@ -70,6 +81,11 @@ mod tests {
             "Db_Password",
             "GCP_CREDENTIALS",
             "MYSQL_PWD_PASS",
+            "MYSQL_PWD",
+            "BW_SESSION",
+            "OP_SESSION_my",
+            "DOCKER_AUTH_CONFIG",
+            "NPM_AUTH",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
@@ -79,7 +95,11 @@ mod tests {
             "SECRETARY",
             "KEYBOARD",
             "PWD",
+            "OLDPWD",
             "PATCH_LEVEL",
+            "XAUTHORITY",
+            "XDG_SESSION_ID",
+            "SSH_AUTH_SOCK",
         ] {
             assert!(!is_secret_name(name), "{name}");
         }
