@@ -7,6 +7,7 @@ mod context;
 mod llm_server;
 mod loop_overhead;
 mod machine;
+mod sandbox;
 mod search;
 mod startup;
 mod stats;
@@ -64,6 +65,7 @@ enum Bench {
     Concurrency,
     Tools,
     Search,
+    Sandbox,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -82,7 +84,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 5] = [
+    let suites: [(Bench, &str, Suite); 6] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -92,6 +94,7 @@ fn main() -> anyhow::Result<()> {
             tools_in_component::run,
         ),
         (Bench::Search, "search", search::run),
+        (Bench::Sandbox, "command sandbox", sandbox::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {

@@ -296,9 +296,11 @@ async fn the_environment_policy_inherits_all_core_only_or_nothing() {
         .take_while(|l| !l.starts_with("Exit code:"))
         .filter_map(|l| l.split('=').next())
         .collect();
-    // Only what bash sets for itself.
+    // Only what bash sets for itself, and agent-host's call tag and sandbox temp directory.
     assert!(
-        names.iter().all(|n| ["PWD", "SHLVL", "_", "OLDPWD"].contains(n)),
+        names
+            .iter()
+            .all(|n| ["PWD", "SHLVL", "_", "OLDPWD", "AGENT_HOST_CALL", "TMPDIR"].contains(n)),
         "{none}"
     );
 }

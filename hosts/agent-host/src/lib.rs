@@ -21,6 +21,7 @@ pub mod host_tools;
 pub mod persist;
 pub mod private_files;
 pub mod runtime;
+pub mod sandbox;
 pub mod secrets;
 pub mod session_host;
 pub mod transport;

@@ -90,11 +90,12 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
     let palette = style::Palette::detect();
     let mut screen = screen::Screen::new(interactive);
     screen.line(&format!(
-        "{} · {} {} · approval {} · {working_dir}",
+        "{} · {} {} · approval {} · sandbox {} · {working_dir}",
         palette.bold("agent-host chat"),
         config.endpoint,
         config.model,
-        prepared.approval
+        prepared.approval,
+        prepared.sandbox
     ));
     if agent.is_saved() {
         let id = short(agent.session_id());

@@ -27,6 +27,8 @@ pub struct Prepared {
     pub questions: Option<mpsc::UnboundedReceiver<PendingQuestion>>,
     /// The approval mode, for the banner.
     pub approval: ApprovalMode,
+    /// How commands are confined, for the banner.
+    pub sandbox: String,
     /// What to check when the endpoint rejects the credentials.
     pub credential_hint: Option<String>,
 }
@@ -84,6 +86,7 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         changes,
         questions,
         approval,
+        sandbox: env_options.sandbox_summary(),
         credential_hint,
     })
 }

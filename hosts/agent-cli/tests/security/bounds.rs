@@ -59,14 +59,10 @@ async fn a_subagent_asking_for_unlimited_turns_gets_no_more_than_its_parent() {
     assert_eq!(child_requests, 2, "the child ran past its parent's --max-turns 2");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_background_job_ends_with_its_command() {
+/// A session whose model runs `command` with the shell tool, then stops; its workspace.
+async fn run_one_command(command: &str) -> tempfile::TempDir {
     let llm = llm(vec![
-        message(&[tool_use(
-            "t1",
-            "shell",
-            json!({"command": "sleep 300 & echo $! > bg.pid"}),
-        )]),
+        message(&[tool_use("t1", "shell", json!({ "command": command }))]),
         message(&[text("Started.")]),
     ])
     .await;
@@ -75,8 +71,31 @@ async fn a_background_job_ends_with_its_command() {
         .run("start", &["--no-persist"], work.path(), &llm.base_url())
         .await;
     succeeded(&output);
+    work
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_ends_with_its_command() {
+    let work = run_one_command("sleep 300 & echo $! > bg.pid").await;
     let pid = std::fs::read_to_string(work.path().join("bg.pid")).unwrap();
     assert_eq!(still_running(&pid), None, "the background job outlived its call");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_leaves_its_group_ends_with_its_command() {
+    // `$$` inside the new session is the escaped process itself (`exec` keeps its pid);
+    // `$!` would be the short-lived subshell and prove nothing.
+    let work = run_one_command(
+        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' > /dev/null 2>&1 &\n\
+         for i in $(seq 100); do [ -s escaped.pid ] && break; sleep 0.05; done",
+    )
+    .await;
+    let pid = std::fs::read_to_string(work.path().join("escaped.pid")).unwrap();
+    assert_eq!(
+        still_running(&pid),
+        None,
+        "the process in its own session outlived its call"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

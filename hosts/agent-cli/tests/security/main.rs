@@ -12,6 +12,7 @@ mod common;
 mod bounds;
 mod files_and_transport;
 mod git_snapshot;
+mod sandbox;
 mod secrets;
 mod trust;
 

@@ -42,7 +42,10 @@ async fn commands_see_no_credential_of_the_host_and_the_session_files_hold_none(
     // A file in the workspace holding a key the host knows: printed, it is redacted.
     std::fs::write(work.path().join("creds.txt"), format!("found {}\n", SECRETS[6].1)).unwrap();
     let mut cmd = dirs.agent_host();
-    cmd.args(["run", "look around", "--cwd"])
+    // Without the sandbox: in it, agent-host's environ cannot be read at all (see
+    // `sandbox::credentials_in_the_home_directory_cannot_be_read`); this is what holds
+    // when the user turns it off.
+    cmd.args(["run", "look around", "--sandbox", "danger-full-access", "--cwd"])
         .arg(work.path())
         .env("ANTHROPIC_BASE_URL", llm.base_url());
     for (name, value) in SECRETS {

@@ -130,8 +130,8 @@ const INTERPRETERS: &[&str] = &[
 ];
 
 /// Programs whose subcommand says what they do: with an option before the subcommand
-/// (`git -C dir push`), the prefix would be the bare program and cover every subcommand, so
-/// such a command is remembered exactly.
+/// (`git -C dir push`) or none at all (`git --version`), the prefix would be the bare
+/// program and cover every subcommand, so such a command is remembered exactly.
 const SUBCOMMAND_PROGRAMS: &[&str] = &[
     "git", "cargo", "npm", "pnpm", "yarn", "docker", "podman", "kubectl", "go", "uv", "pip", "gh",
 ];
@@ -186,6 +186,9 @@ pub fn prefix_of(words: &[String]) -> Option<Vec<String>> {
     } else if let Some(subcommand) = operand(1) {
         let runner = RUNNERS.contains(&(name, subcommand.as_str()));
         if runner && operand(2).is_some() { 3 } else { 2 }
+    } else if SUBCOMMAND_PROGRAMS.contains(&name) {
+        // `git --version` as a prefix would be `git`: every subcommand.
+        return None;
     } else {
         1
     };
@@ -330,7 +333,26 @@ mod tests {
         assert_eq!(rules, [CommandRule::Exact("git -C sub status".into())]);
         assert!(!is_covered(&rules, "git push --force"));
         assert!(!is_covered(&rules_for("git --no-pager log"), "git push"));
-        assert_eq!(prefix("git --version").as_deref(), Some("git"));
+    }
+
+    /// "Always" for `git --version` remembered `git`, which covered every subcommand.
+    #[test]
+    fn a_subcommand_program_without_its_subcommand_is_remembered_exactly() {
+        assert_eq!(prefix("git --version"), None);
+        assert_eq!(prefix("cargo"), None);
+        for (benign, attack) in [
+            ("git --version", "git push --force"),
+            ("cargo --version", "cargo publish"),
+        ] {
+            let rules = rules_for(benign);
+            assert_eq!(rules, [CommandRule::Exact(benign.into())]);
+            assert!(!is_covered(&rules, attack), "{attack}");
+        }
+        assert_eq!(
+            prefix("ls -la").as_deref(),
+            Some("ls"),
+            "other programs keep their bare prefix"
+        );
     }
 
     #[test]
@@ -440,10 +462,17 @@ mod tests {
         refused_after("git diff --stat", "git diff --output /tmp/x");
         refused_after("git diff --stat", "git diff --ext-diff");
         refused_after("git log --oneline", "git log --output=/tmp/x");
-        refused_after("git --version", "git -c core.pager='sh -c id' log");
-        refused_after("git --version", "git -ccore.fsmonitor=id status");
-        refused_after("git --version", "git -C sub -c alias.x='!id' x");
-        refused_after("git --version", "git config core.pager 'sh -c id'");
+        // No command yields the bare `git` prefix any more; a rule that is one anyway (made
+        // by hand) still does not cover configuration that runs programs.
+        let bare_git = [CommandRule::Prefix(vec!["git".into()])];
+        for attack in [
+            "git -c core.pager='sh -c id' log",
+            "git -ccore.fsmonitor=id status",
+            "git -C sub -c alias.x='!id' x",
+            "git config core.pager 'sh -c id'",
+        ] {
+            assert!(!is_covered(&bare_git, attack), "{attack}");
+        }
         refused_after("git clone https://x", "git clone -u 'sh -c id' https://x");
         refused_after(
             "git clone https://x",

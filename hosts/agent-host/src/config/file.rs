@@ -7,6 +7,7 @@ use crate::config::agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
 use crate::config::source::{LayerKind, Source, Sourced, line_of};
 use crate::environments::env_vars::EnvPolicy;
 use crate::host_tools::command::CommandToolSpec;
+use crate::sandbox::SandboxMode;
 use agent_protocol::{ReasoningEffort, WireProtocol};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -22,6 +23,9 @@ struct RawFile {
     reasoning_effort: Option<Spanned<String>>,
     approval: Option<Spanned<String>>,
     env_policy: Option<Spanned<String>>,
+    sandbox: Option<Spanned<String>>,
+    sandbox_network: Option<Spanned<bool>>,
+    sandbox_deny_read: Option<Spanned<Vec<String>>>,
     api_key: Option<Spanned<toml::Value>>,
     #[serde(default)]
     endpoints: BTreeMap<String, Spanned<RawEndpoint>>,
@@ -87,6 +91,10 @@ pub struct FileLayer {
     pub reasoning_effort: Option<Sourced<ReasoningEffort>>,
     pub approval: Option<Sourced<ApprovalMode>>,
     pub env_policy: Option<Sourced<EnvPolicy>>,
+    pub sandbox: Option<Sourced<SandboxMode>>,
+    pub sandbox_network: Option<Sourced<bool>>,
+    /// Paths sandboxed commands may not read (absolute; `~/` expanded).
+    pub sandbox_deny_read: Vec<PathBuf>,
     pub endpoints: BTreeMap<String, FileEndpoint>,
     pub limits: FileLimits,
     /// Where `[plugins]` is, if the file has it.
@@ -98,6 +106,17 @@ pub struct FileLayer {
     /// `None` for a trusted file; for a project file the user has not trusted, the
     /// settings ignored in it (see [`crate::config::trust`]).
     pub untrusted: Option<Vec<String>>,
+}
+
+/// A `sandbox_deny_read` entry: absolute, or `~/` for the home directory.
+fn deny_read_path(path: &str) -> Result<PathBuf, String> {
+    match path.strip_prefix("~/") {
+        Some(rest) => dirs::home_dir()
+            .map(|home| home.join(rest))
+            .ok_or_else(|| format!("{path:?}: there is no home directory to expand ~ with")),
+        None if Path::new(path).is_absolute() => Ok(PathBuf::from(path)),
+        None => Err(format!("{path:?} must be absolute or start with ~/")),
+    }
 }
 
 /// Parses a reasoning effort (`low`, `medium`, `high`).
@@ -266,6 +285,20 @@ impl FileLayer {
             )?,
             approval: parsed(&raw.approval, "approval", |s| s.parse(), &place, &at)?,
             env_policy: parsed(&raw.env_policy, "env_policy", |s| s.parse(), &place, &at)?,
+            sandbox: parsed(&raw.sandbox, "sandbox", |s| s.parse(), &place, &at)?,
+            sandbox_network: raw
+                .sandbox_network
+                .as_ref()
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            sandbox_deny_read: match &raw.sandbox_deny_read {
+                Some(list) => list
+                    .get_ref()
+                    .iter()
+                    .map(|p| deny_read_path(p))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("{}: {e}", place(list.span().start, "sandbox_deny_read")))?,
+                None => Vec::new(),
+            },
             endpoints,
             limits,
             plugins_at,

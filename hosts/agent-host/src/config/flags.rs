@@ -4,6 +4,7 @@ use crate::approval::ApprovalMode;
 use crate::config::file::parse_effort;
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
+use crate::sandbox::SandboxMode;
 use agent_protocol::ReasoningEffort;
 
 /// What the command line says (`None`: not given).
@@ -17,6 +18,9 @@ pub struct Overrides {
     pub env_policy: Option<EnvPolicy>,
     /// `--read-only`: the approval mode becomes read-only.
     pub read_only: bool,
+    pub sandbox: Option<SandboxMode>,
+    /// `--sandbox-network`.
+    pub sandbox_network: bool,
 }
 
 /// The flags `run` (and `config show`) add for layered settings.
@@ -47,6 +51,8 @@ impl SettingsFlags {
             max_turns,
             env_policy: env.env_policy.map(|p| p.0),
             read_only: env.read_only,
+            sandbox: env.sandbox,
+            sandbox_network: env.sandbox_network,
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::config::source::{Source, Sourced};
 use crate::config::trust::{self, Baseline, UntrustedProject};
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
+use crate::sandbox::SandboxMode;
 use crate::transport::endpoints::{COMPATIBLE_VAR, Endpoint, Endpoints, variable_prefix};
 use agent_protocol::{Limits, ReasoningEffort, WireProtocol};
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,6 +55,11 @@ pub struct Settings {
     pub reasoning_effort: Sourced<Option<ReasoningEffort>>,
     pub approval: Sourced<ApprovalMode>,
     pub env_policy: Sourced<EnvPolicy>,
+    /// Where local commands may write, and whether they reach the network.
+    pub sandbox: Sourced<SandboxMode>,
+    pub sandbox_network: Sourced<bool>,
+    /// Paths sandboxed commands may not read, from every file (the defaults aside).
+    pub sandbox_deny_read: Vec<PathBuf>,
     pub limits: LimitSettings,
     /// Every endpoint: built-in ones, `OPENAI_COMPATIBLE_ENDPOINTS` and `[endpoints]`.
     pub endpoints: Endpoints,
@@ -192,6 +198,27 @@ impl Settings {
                     .env_policy
                     .map(|p| Sourced::new(p, flag("--env-policy")))]),
         );
+        let sandbox = pick(
+            Sourced::default_value(SandboxMode::default()),
+            files
+                .iter()
+                .map(|f| f.and_then(|f| f.sandbox.clone()))
+                .chain([overrides.sandbox.map(|m| Sourced::new(m, flag("--sandbox")))]),
+        );
+        let sandbox_network = pick(
+            Sourced::default_value(false),
+            files
+                .iter()
+                .map(|f| f.and_then(|f| f.sandbox_network.clone()))
+                .chain([overrides
+                    .sandbox_network
+                    .then(|| Sourced::new(true, flag("--sandbox-network")))]),
+        );
+        let sandbox_deny_read = files
+            .iter()
+            .flatten()
+            .flat_map(|f| f.sandbox_deny_read.iter().cloned())
+            .collect();
         let limits = merge_limits(&files, overrides.max_turns);
         let agent = file_tool_config(user.as_ref(), project.as_ref());
         let plugins_source = files
@@ -211,6 +238,9 @@ impl Settings {
             reasoning_effort,
             approval,
             env_policy,
+            sandbox,
+            sandbox_network,
+            sandbox_deny_read,
             limits,
             endpoints,
             endpoint_sources,

@@ -11,6 +11,9 @@
 //! reasoning_effort = "high"         # low | medium | high
 //! approval = "ask"                  # auto | ask | read-only
 //! env_policy = "core"               # inherit-all | core | none
+//! sandbox = "workspace-write"       # read-only | workspace-write | danger-full-access
+//! sandbox_network = false           # let sandboxed commands use the network
+//! sandbox_deny_read = ["~/secrets"] # more paths commands may not read (absolute or ~/)
 //!
 //! [endpoints.ollama]                # an endpoint; built-in names (anthropic, ...) adjust theirs
 //! base_url = "http://127.0.0.1:11434/v1"

@@ -60,6 +60,18 @@ impl Settings {
                 env_policy_name(self.env_policy.value),
                 &self.env_policy.source,
             ),
+            entry("sandbox", self.sandbox.value.name(), &self.sandbox.source),
+            entry(
+                "sandbox_network",
+                self.sandbox_network.value,
+                &self.sandbox_network.source,
+            ),
+            // What this kernel can enforce: the sandbox refuses commands when it cannot.
+            entry(
+                "sandbox_support",
+                crate::sandbox::probe::summary(),
+                &Source::Default,
+            ),
         ];
         let limits = &self.limits;
         entries.extend([

@@ -17,6 +17,7 @@ use crate::approval::ApprovalMode;
 use crate::config::file::FileLayer;
 use crate::config::source::Sourced;
 use crate::environments::env_vars::EnvPolicy;
+use crate::sandbox::SandboxMode;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -247,6 +248,8 @@ fn keep_if<T: Copy>(
 pub struct Baseline {
     pub approval: ApprovalMode,
     pub env_policy: EnvPolicy,
+    pub sandbox: SandboxMode,
+    pub sandbox_network: bool,
     pub limits: agent_protocol::Limits,
     /// The user's cap, if any (without one, the model's own limit applies).
     pub max_output_tokens: Option<u32>,
@@ -280,6 +283,12 @@ impl Baseline {
             env_policy: user
                 .and_then(|u| u.env_policy.as_ref())
                 .map_or(EnvPolicy::default(), |p| p.value),
+            sandbox: user
+                .and_then(|u| u.sandbox.as_ref())
+                .map_or(SandboxMode::default(), |m| m.value),
+            sandbox_network: user
+                .and_then(|u| u.sandbox_network.as_ref())
+                .is_some_and(|n| n.value),
             limits,
             max_output_tokens: user
                 .and_then(|u| u.limits.max_output_tokens.as_ref())
@@ -288,7 +297,7 @@ impl Baseline {
     }
 }
 
-/// Drops the untrusted layer's approval mode, variable policy and limits where they are
+/// Drops the untrusted layer's approval mode, variable policy, sandbox and limits where they are
 /// looser than `base`. Returns what was dropped.
 pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String> {
     let mut ignored = Vec::new();
@@ -304,6 +313,21 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         base.env_policy,
         "env_policy",
         |v, b| env_policy_rank(v) >= env_policy_rank(b),
+        &mut ignored,
+    );
+    // Modes are ordered from the strictest (read-only) to none (danger-full-access).
+    keep_if(
+        &mut layer.sandbox,
+        base.sandbox,
+        "sandbox",
+        |v, b| v <= b,
+        &mut ignored,
+    );
+    keep_if(
+        &mut layer.sandbox_network,
+        base.sandbox_network,
+        "sandbox_network",
+        |v, b| !v || b,
         &mut ignored,
     );
     let l = &mut layer.limits;

@@ -11,6 +11,7 @@ use crate::environments::environment::Environment;
 use crate::environments::file_kind;
 use crate::environments::process::{self, ProcessHandle};
 use crate::environments::search;
+use crate::sandbox::Sandbox;
 use agent_protocol::ports::{
     DirEntry, EntryKind, FileStat, FsError, GrepMatch, GrepOptions, SpawnError, SpawnRequest,
 };
@@ -37,6 +38,8 @@ pub struct LocalEnvironment {
     /// The workspace first, then the extra allowed roots.
     roots: Arc<Vec<Root>>,
     env_policy: EnvPolicy,
+    /// `None`: commands run with all the user's rights.
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 fn open_root(dir: &Path) -> std::io::Result<Root> {
@@ -57,6 +60,7 @@ impl LocalEnvironment {
         Ok(Self {
             roots: Arc::new(vec![open_root(dir.as_ref())?]),
             env_policy: EnvPolicy::default(),
+            sandbox: None,
         })
     }
 
@@ -70,7 +74,24 @@ impl LocalEnvironment {
         Ok(Self {
             roots: Arc::new(roots),
             env_policy: self.env_policy,
+            sandbox: self.sandbox,
         })
+    }
+
+    /// Runs every command in `sandbox` (`None`: with all the user's rights).
+    pub fn with_sandbox(mut self, sandbox: Option<Arc<Sandbox>>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The workspace, then the extra roots (canonical).
+    pub fn root_paths(&self) -> Vec<PathBuf> {
+        self.roots.iter().map(|r| r.path.clone()).collect()
+    }
+
+    /// The sandbox commands run in, if any.
+    pub fn sandbox(&self) -> Option<&Arc<Sandbox>> {
+        self.sandbox.as_ref()
     }
 
     pub fn with_env_policy(mut self, policy: EnvPolicy) -> Self {
@@ -286,8 +307,8 @@ impl LocalEnvironment {
             .to_string()
     }
 
-    /// Starts a command in the workspace (or a directory inside it). The command itself is
-    /// not confined: a shell can reach whatever the user can (see the README).
+    /// Starts a command in the workspace (or a directory inside it), in the sandbox if there
+    /// is one; without, a shell can reach whatever the user can.
     pub fn spawn(
         &self,
         command: &str,
@@ -309,12 +330,24 @@ impl LocalEnvironment {
         }
         process::spawn(
             command,
-            &cwd,
-            Duration::from_millis(timeout_ms.max(1)),
-            self.env_policy,
-            env,
+            process::RunIn {
+                cwd: &cwd,
+                timeout: Duration::from_millis(timeout_ms.max(1)),
+                policy: self.env_policy,
+                extra_env: env,
+                sandbox: self.sandbox.clone(),
+            },
         )
-        .map_err(|e| SpawnError::Failed(format!("could not start /bin/bash: {e}")))
+        .map_err(|e| match e {
+            process::StartError::Sandbox(e) => SpawnError::Denied(e.to_string()),
+            process::StartError::Io(e) => match &self.sandbox {
+                Some(sandbox) => SpawnError::Failed(format!(
+                    "could not start /bin/bash in the {} sandbox: {e}",
+                    sandbox.mode()
+                )),
+                None => SpawnError::Failed(format!("could not start /bin/bash: {e}")),
+            },
+        })
     }
 
     /// Resolves `path` on this machine, dangling links to where they point (not confined:

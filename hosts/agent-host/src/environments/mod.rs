@@ -3,6 +3,7 @@
 //! [`Environment`], so they compose: a path boundary over a read-only view over SSH is as
 //! valid as the local machine alone. [`options::EnvOptions`] picks and wraps one.
 
+mod call_tag;
 pub mod delegating;
 mod dir_flags;
 pub mod env_vars;

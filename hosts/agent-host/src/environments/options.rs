@@ -1,5 +1,5 @@
 //! How a host picks and wraps its environment: the `--env`, `--read-only`, `--allow-dir`,
-//! `--deny-dir`, `--env-policy` and `--allow-dangerous-commands` flags, usable by embedders
+//! `--deny-dir`, `--env-policy`, `--sandbox` and `--allow-dangerous-commands` flags, usable by embedders
 //! as a plain struct.
 
 use crate::environments::dir_flags::FlagDirs;
@@ -7,8 +7,9 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::environment::Environment;
 use crate::environments::local::LocalEnvironment;
 use crate::environments::policy::{CommandGuard, Logged, PathPolicy, ReadOnly};
+use crate::sandbox::{Sandbox, SandboxConfig, SandboxMode};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Where tools run and under which policies.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -54,6 +55,21 @@ pub struct EnvOptions {
     /// with this reason.
     #[arg(skip)]
     pub changes_refused: Option<String>,
+    /// Where local commands may write: workspace-write (the default: the workspace and the
+    /// --allow-dir roots, .git and .agent read-only), read-only, or danger-full-access (no
+    /// sandbox). Commands over SSH have the remote user's rights.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<SandboxMode>,
+    /// Let sandboxed commands use the network (off by default).
+    #[arg(long)]
+    pub sandbox_network: bool,
+    /// Paths sandboxed commands may not read besides the user's credentials (set from the
+    /// settings: agent-host's own files and `sandbox_deny_read`).
+    #[arg(skip)]
+    pub sandbox_deny_read: Vec<PathBuf>,
+    /// The sandbox these options made, shared by the environment and the command tools.
+    #[arg(skip)]
+    pub made_sandbox: Arc<OnceLock<Option<Arc<Sandbox>>>>,
 }
 
 /// `EnvPolicy` as a flag value.
@@ -134,6 +150,46 @@ impl EnvOptions {
         Ok(Arc::new(Logged::new(env)))
     }
 
+    /// What the sandbox flags and settings ask for.
+    pub fn sandbox_config(&self) -> SandboxConfig {
+        SandboxConfig {
+            mode: self.sandbox.unwrap_or_default(),
+            network: self.sandbox_network,
+            // --deny-dir holds for commands too (relative: from the current directory).
+            deny_read: self
+                .sandbox_deny_read
+                .iter()
+                .chain(&self.deny_dirs)
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect(),
+        }
+    }
+
+    /// The sandbox of local commands in `roots` (the workspace first), made once for
+    /// these options; `None` in danger-full-access. Fails when the kernel cannot enforce
+    /// the mode, saying how to choose another.
+    pub fn sandbox_for(&self, roots: &[PathBuf]) -> Result<Option<Arc<Sandbox>>, String> {
+        if let Some(made) = self.made_sandbox.get() {
+            return Ok(made.clone());
+        }
+        let made = Sandbox::new(&self.sandbox_config(), roots)
+            .map_err(|e| e.to_string())?
+            .map(Arc::new);
+        Ok(self.made_sandbox.get_or_init(|| made).clone())
+    }
+
+    /// How commands are confined, for headers: the mode and network, or why none.
+    pub fn sandbox_summary(&self) -> String {
+        if self.env.as_deref().is_some_and(|e| e.starts_with("ssh://")) {
+            return "none over SSH (the remote user's rights)".to_string();
+        }
+        match self.made_sandbox.get() {
+            Some(Some(sandbox)) => sandbox.describe(),
+            Some(None) => SandboxMode::DangerFullAccess.name().to_string(),
+            None => format!("{} (not started)", self.sandbox.unwrap_or_default()),
+        }
+    }
+
     /// The variable policy: `--env-policy`, else inherit-all.
     pub fn env_policy(&self) -> EnvPolicy {
         self.env_policy.map(|p| p.0).unwrap_or_default()
@@ -144,9 +200,11 @@ impl EnvOptions {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
         };
-        LocalEnvironment::new(&dir)
+        let env = LocalEnvironment::new(&dir)
             .and_then(|env| env.with_extra_roots(allow_dirs))
             .map(|env| env.with_env_policy(self.env_policy()))
-            .map_err(|e| format!("cannot use {} as the working directory: {e}", dir.display()))
+            .map_err(|e| format!("cannot use {} as the working directory: {e}", dir.display()))?;
+        let sandbox = self.sandbox_for(&env.root_paths())?;
+        Ok(env.with_sandbox(sandbox))
     }
 }

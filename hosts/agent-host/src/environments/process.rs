@@ -3,7 +3,9 @@
 //! continuously (streamed and kept, up to a cap), and a timeout that sends SIGTERM to the
 //! group, waits 2 s, then SIGKILL.
 
+use crate::environments::call_tag;
 use crate::environments::env_vars::EnvPolicy;
+use crate::sandbox::{Sandbox, SandboxError};
 use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -124,17 +126,31 @@ fn lost_result() -> ExecResult {
     }
 }
 
-/// Starts `command` in `cwd`: the host's variables that `policy` keeps, then the extra ones.
-pub fn spawn(
-    command: &str,
-    cwd: &Path,
-    timeout: Duration,
-    policy: EnvPolicy,
-    extra_env: &[(String, String)],
-) -> std::io::Result<ProcessHandle> {
+/// How a command runs: where, for how long, with which variables, in which sandbox.
+#[derive(Clone)]
+pub struct RunIn<'a> {
+    pub cwd: &'a Path,
+    pub timeout: Duration,
+    pub policy: EnvPolicy,
+    pub extra_env: &'a [(String, String)],
+    /// `None`: with all the user's rights (`danger-full-access`).
+    pub sandbox: Option<Arc<Sandbox>>,
+}
+
+/// Starts `command` with bash: the host's variables that `policy` keeps, then the extra ones.
+pub fn spawn(command: &str, run_in: RunIn<'_>) -> Result<ProcessHandle, StartError> {
     let mut cmd = tokio::process::Command::new("/bin/bash");
     cmd.arg("-c").arg(command);
-    start(cmd, cwd, timeout, policy, extra_env)
+    start(cmd, run_in)
+}
+
+/// Why a command did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
 }
 
 /// Starts `program` with `args` directly, without a shell: each argument reaches the
@@ -142,41 +158,55 @@ pub fn spawn(
 pub fn spawn_program(
     program: &Path,
     args: &[String],
-    cwd: &Path,
-    timeout: Duration,
-    policy: EnvPolicy,
-    extra_env: &[(String, String)],
-) -> std::io::Result<ProcessHandle> {
+    run_in: RunIn<'_>,
+) -> Result<ProcessHandle, StartError> {
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args);
-    start(cmd, cwd, timeout, policy, extra_env)
+    start(cmd, run_in)
 }
 
-/// Runs `cmd` supervised: own process group, stdin closed, pipes drained, the timeout.
-fn start(
-    mut cmd: tokio::process::Command,
-    cwd: &Path,
-    timeout: Duration,
-    policy: EnvPolicy,
-    extra_env: &[(String, String)],
-) -> std::io::Result<ProcessHandle> {
+/// Runs `cmd` supervised: own process group, stdin closed, pipes drained, the timeout,
+/// and the sandbox if there is one.
+fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessHandle, StartError> {
+    let RunIn {
+        cwd,
+        timeout,
+        policy,
+        extra_env,
+        sandbox,
+    } = run_in;
     cmd.current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     cmd.env_clear().envs(policy.filter(
         std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
         &crate::secrets::allowed(),
     ));
+    match &sandbox {
+        Some(sandbox) => {
+            let confinement = sandbox.prepare()?.in_dir(cwd);
+            cmd.env("TMPDIR", sandbox.temp_dir());
+            // SAFETY: `enter` makes only async-signal-safe system calls on data prepared
+            // here; it also makes the child a session (and so a process group) leader.
+            unsafe {
+                cmd.pre_exec(move || confinement.enter());
+            }
+        }
+        None => {
+            cmd.process_group(0);
+        }
+    }
     for (name, value) in extra_env {
         cmd.env(name, value);
     }
+    let tag = call_tag::next_tag();
+    cmd.env(call_tag::CALL_VAR, &tag);
     let started = Instant::now();
     let mut child = cmd.spawn()?;
     let pid = child.id().unwrap_or(0);
-    live_groups().insert(pid);
+    live_groups().insert(pid, tag.clone());
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
     let kill = Arc::new(Notify::new());
@@ -199,10 +229,12 @@ fn start(
             }
             _ = kill_signal.notified() => terminate(&mut child, pid).await,
         };
-        // The call is over, and so is everything it left running in its group (`sleep 300 &`
-        // would otherwise outlive it, and agent-host, holding the output pipes open).
+        // The call is over, and so is everything it left running, in its group (`sleep 300 &`
+        // would otherwise outlive it, and agent-host, holding the output pipes open) or out
+        // of it (`setsid`).
         let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
         live_groups().remove(&pid);
+        let _ = tokio::task::spawn_blocking(move || call_tag::kill_tagged(&tag)).await;
         let exit_code = status.ok().and_then(|s| s.code()).unwrap_or(-1);
         let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
             let Some(task) = task else { return Vec::new() };
@@ -217,9 +249,19 @@ fn start(
         };
         let (out, err) = tokio::join!(collect(stdout), collect(stderr));
         // A credential a command printed anyway (read from a file) is not handed on.
+        let mut stderr = crate::secrets::redact_known(&String::from_utf8_lossy(&err));
+        let failed = timed_out || exit_code != 0;
+        if let Some(note) = sandbox.filter(|_| failed).and_then(|s| s.explain_denial(&stderr)) {
+            stderr.push_str(if stderr.ends_with('\n') || stderr.is_empty() {
+                ""
+            } else {
+                "\n"
+            });
+            stderr.push_str(&note);
+        }
         let _ = result_tx.send(Some(ExecResult {
             stdout: crate::secrets::redact_known(&String::from_utf8_lossy(&out)),
-            stderr: crate::secrets::redact_known(&String::from_utf8_lossy(&err)),
+            stderr,
             exit_code: if timed_out { -1 } else { exit_code },
             timed_out,
             duration_ms: started.elapsed().as_millis() as u64,
@@ -233,18 +275,20 @@ fn start(
     })
 }
 
-/// The process groups of the commands running now (each command leads its own).
-fn live_groups() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<u32>> {
-    static LIVE: std::sync::Mutex<std::collections::BTreeSet<u32>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
+/// The process groups of the commands running now (each command leads its own), with
+/// their calls' tags.
+fn live_groups() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<u32, String>> {
+    static LIVE: std::sync::Mutex<std::collections::BTreeMap<u32, String>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Kills every running command's process group: for a process about to exit without
+/// Kills every running command with all it started: for a process about to exit without
 /// unwinding (`std::process::exit` runs no destructor, so no handle kills its command).
 pub fn kill_every_command() {
-    for pid in std::mem::take(&mut *live_groups()) {
+    for (pid, tag) in std::mem::take(&mut *live_groups()) {
         let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        call_tag::kill_tagged(&tag);
     }
 }
 

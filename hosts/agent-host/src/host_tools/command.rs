@@ -17,6 +17,7 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
 use crate::environments::process;
 use crate::host_tools::registry::HostTool;
+use crate::sandbox::Sandbox;
 use agent_protocol::ToolDefinition;
 use agent_protocol::ports::ExecResult;
 use async_trait::async_trait;
@@ -42,6 +43,8 @@ pub struct CommandToolContext {
     pub source: Option<PathBuf>,
     /// Why no program may run now (see `EnvOptions::changes_refused`).
     pub refused: Option<String>,
+    /// The sandbox programs run in (`None`: with all the user's rights).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 impl CommandToolContext {
@@ -58,6 +61,7 @@ impl CommandToolContext {
             env_policy,
             source: None,
             refused: None,
+            sandbox: None,
         })
     }
 
@@ -80,6 +84,9 @@ impl CommandToolContext {
         };
         let mut context = Self::new(&workspace, options.env_policy())?;
         context.refused = options.changes_refused.clone();
+        let mut roots = vec![context.workspace.clone()];
+        roots.extend(options.allow_dirs.iter().cloned());
+        context.sandbox = options.sandbox_for(&roots)?;
         Ok(context)
     }
 }
@@ -309,10 +316,13 @@ impl HostTool for CommandTool {
         let mut process = process::spawn_program(
             &program,
             &argv,
-            &self.context.workspace,
-            Duration::from_millis(timeout_ms),
-            self.context.env_policy,
-            &extra_env,
+            process::RunIn {
+                cwd: &self.context.workspace,
+                timeout: Duration::from_millis(timeout_ms),
+                policy: self.context.env_policy,
+                extra_env: &extra_env,
+                sandbox: self.context.sandbox.clone(),
+            },
         )
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
         let result = process.wait().await;

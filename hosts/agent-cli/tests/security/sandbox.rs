@@ -1,0 +1,378 @@
+//! Issue 20: commands in an OS sandbox. Each test runs real commands through the `shell`
+//! tool of the real binary (`agent-host tool shell`) and checks what the kernel let them do.
+
+use crate::common::{agent_host, stderr, stdout};
+use std::path::Path;
+use std::process::Output;
+
+/// Runs `command` with the shell tool in `work`, with `home` as the home directory (its
+/// credentials are the ones the sandbox must hide) and the extra flags.
+async fn shell(work: &Path, home: &Path, command: &str, flags: &[&str]) -> Output {
+    agent_host()
+        .env("HOME", home)
+        .args(["tool", "shell", "--args"])
+        .arg(serde_json::json!({ "command": command }).to_string())
+        .args(flags)
+        .arg("--cwd")
+        .arg(work)
+        .output()
+        .await
+        .unwrap()
+}
+
+/// The flags that turn the sandbox off.
+const UNCONFINED: &[&str] = &["--sandbox", "danger-full-access"];
+
+/// The tool's output (stdout, stderr and the exit code as the model sees them).
+fn seen_by_model(output: &Output) -> String {
+    format!("{}{}", stdout(output), stderr(output))
+}
+
+fn git_init(work: &Path) {
+    let status = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(work)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn workspace_write_keeps_every_write_in_the_workspace() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    git_init(work.path());
+    std::os::unix::fs::symlink(outside.path(), work.path().join("link-out")).unwrap();
+    let o = outside.path().display();
+    let script = format!(
+        "echo x > {o}/direct && echo WROTE-OUTSIDE
+         echo x > $HOME/x && echo WROTE-HOME
+         echo x > link-out/through-link && echo WROTE-THROUGH-LINK
+         echo x > .git/hooks/pre-commit && echo WROTE-GIT-HOOK
+         echo x >> .git/config && echo WROTE-GIT-CONFIG
+         umount .git 2>/dev/null; echo x > .git/after-umount && echo WROTE-GIT-AFTER-UMOUNT
+         sh -c 'echo x > {o}/from-child' && echo WROTE-FROM-CHILD
+         setsid sh -c 'echo x > {o}/from-setsid' && echo WROTE-FROM-SETSID
+         mkdir -p src && echo x > src/inside.txt && echo WROTE-INSIDE
+         echo x > $TMPDIR/scratch && echo WROTE-TMPDIR
+         true"
+    );
+    let output = shell(work.path(), home.path(), &script, &[]).await;
+    let seen = seen_by_model(&output);
+    for allowed in ["WROTE-INSIDE", "WROTE-TMPDIR"] {
+        assert!(seen.contains(allowed), "{allowed} missing: {seen}");
+    }
+    for refused in [
+        "WROTE-OUTSIDE",
+        "WROTE-HOME",
+        "WROTE-THROUGH-LINK",
+        "WROTE-GIT-HOOK",
+        "WROTE-GIT-CONFIG",
+        "WROTE-GIT-AFTER-UMOUNT",
+        "WROTE-FROM-CHILD",
+        "WROTE-FROM-SETSID",
+    ] {
+        assert!(!seen.contains(refused), "{refused}: {seen}");
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "{seen}");
+    assert!(!home.path().join("x").exists());
+    assert!(!work.path().join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("src/inside.txt")).unwrap(),
+        "x\n"
+    );
+}
+
+#[tokio::test]
+async fn credentials_in_the_home_directory_cannot_be_read() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES").unwrap();
+    std::fs::create_dir(home.path().join(".aws")).unwrap();
+    std::fs::write(home.path().join(".aws/credentials"), "AWS-SECRET-BYTES").unwrap();
+    std::fs::write(home.path().join("notes.txt"), "ORDINARY-NOTES").unwrap();
+    let script = "cat $HOME/notes.txt; cat $HOME/.ssh/id_*; cat $HOME/.aws/credentials; \
+                  tr '\\0' '\\n' < /proc/$PPID/environ && echo HOST-ENVIRON-READ; \
+                  cp $HOME/.ssh/id_ed25519 k; cat k";
+    let output = shell(work.path(), home.path(), script, &[]).await;
+    let seen = seen_by_model(&output);
+    assert!(seen.contains("ORDINARY-NOTES"), "{seen}");
+    assert!(!seen.contains("PRIVATE-KEY-BYTES"), "{seen}");
+    assert!(!seen.contains("AWS-SECRET-BYTES"), "{seen}");
+    assert!(
+        !seen.contains("HOST-ENVIRON-READ"),
+        "agent-host's environment was read: {seen}"
+    );
+    assert!(
+        seen.contains("agent-host sandbox"),
+        "the model is not told why: {seen}"
+    );
+}
+
+/// A server on 127.0.0.1 that counts the connections it accepts.
+async fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = count.clone();
+    tokio::spawn(async move {
+        while let Ok((_stream, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    (port, count)
+}
+
+fn connect_script(port: u16) -> String {
+    format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('PY-CONNECTED')\"
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo BASH-CONNECTED"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_network_is_off_unless_allowed() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (port, count) = counting_server().await;
+    let output = shell(work.path(), home.path(), &connect_script(port), &[]).await;
+    let seen = seen_by_model(&output);
+    assert!(!seen.contains("CONNECTED"), "{seen}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(seen.contains("the network is off"), "{seen}");
+
+    let output = shell(
+        work.path(),
+        home.path(),
+        &connect_script(port),
+        &["--sandbox-network"],
+    )
+    .await;
+    let seen = seen_by_model(&output);
+    assert!(
+        seen.contains("PY-CONNECTED") && seen.contains("BASH-CONNECTED"),
+        "{seen}"
+    );
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_python_environment_builds_inside_the_workspace() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = "python3 -m venv venv && venv/bin/python -c 'print(6 * 7)' && venv/bin/pip --version";
+    let output = shell(work.path(), home.path(), script, &[]).await;
+    let seen = seen_by_model(&output);
+    assert!(output.status.success() && seen.contains("42"), "{seen}");
+    assert!(seen.contains("pip "), "{seen}");
+}
+
+#[tokio::test]
+async fn read_only_refuses_every_write_but_its_temporary_directory() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = "echo x > inside.txt && echo WROTE-INSIDE
+                  echo x > $TMPDIR/scratch && echo WROTE-TMPDIR
+                  true";
+    let output = shell(work.path(), home.path(), script, &["--sandbox", "read-only"]).await;
+    let seen = seen_by_model(&output);
+    assert!(!seen.contains("WROTE-INSIDE"), "{seen}");
+    assert!(seen.contains("WROTE-TMPDIR"), "{seen}");
+    assert!(!work.path().join("inside.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn danger_full_access_behaves_as_without_a_sandbox() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES").unwrap();
+    let (port, count) = counting_server().await;
+    let script = format!(
+        "echo x > {}/direct && echo WROTE-OUTSIDE; cat $HOME/.ssh/id_ed25519; echo; {}",
+        outside.path().display(),
+        connect_script(port)
+    );
+    let output = shell(work.path(), home.path(), &script, UNCONFINED).await;
+    let seen = seen_by_model(&output);
+    assert!(seen.contains("WROTE-OUTSIDE"), "{seen}");
+    assert!(seen.contains("PRIVATE-KEY-BYTES"), "{seen}");
+    assert!(seen.contains("PY-CONNECTED"), "{seen}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn config_show_names_the_sandbox_and_what_the_kernel_enforces() {
+    let work = tempfile::tempdir().unwrap();
+    let output = agent_host()
+        .args(["config", "show", "--cwd"])
+        .arg(work.path())
+        .output()
+        .await
+        .unwrap();
+    let shown = stdout(&output);
+    assert!(
+        shown.contains("sandbox") && shown.contains("workspace-write"),
+        "{shown}"
+    );
+    assert!(shown.contains("Landlock ABI"), "{shown}");
+}
+
+#[tokio::test]
+async fn an_untrusted_project_can_tighten_the_sandbox_but_not_loosen_it() {
+    let show = |work: &Path| {
+        let mut cmd = agent_host();
+        cmd.args(["config", "show", "--cwd"]).arg(work);
+        cmd
+    };
+    let project = |config: &str| {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join(".agent")).unwrap();
+        std::fs::write(work.path().join(".agent/config.toml"), config).unwrap();
+        work
+    };
+    let loose = project("sandbox = \"danger-full-access\"\nsandbox_network = true\n");
+    let output = show(loose.path()).output().await.unwrap();
+    // The warning is a comment at the top of what `config show` prints.
+    let (shown, warned) = (stdout(&output), format!("{}{}", stdout(&output), stderr(&output)));
+    let line = |key: &str| {
+        shown
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{key} ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("sandbox").contains("workspace-write"), "{shown}");
+    assert!(line("sandbox_network").contains("false"), "{shown}");
+    assert!(
+        warned.contains("ignored: sandbox (") && warned.contains("sandbox_network ("),
+        "{warned}"
+    );
+
+    let strict = project("sandbox = \"read-only\"\n");
+    let output = show(strict.path()).output().await.unwrap();
+    let shown = stdout(&output);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with("sandbox ") && l.contains("read-only")),
+        "{shown}"
+    );
+}
+
+/// Review of issue 20: through the user's D-Bus session a command asks systemd for an
+/// unconfined process; through tmux, Docker or ssh-agent it gets as far. A listening Unix
+/// socket outside the workspace stands for all of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_daemons_unix_socket_cannot_be_reached() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let daemon = tempfile::tempdir().unwrap();
+    let socket = daemon.path().join("bus");
+    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = count.clone();
+    tokio::spawn(async move {
+        while let Ok((_stream, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let script = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('UNIX-CONNECTED')\"",
+        socket.display()
+    );
+    for flags in [&[][..], &["--sandbox-network"][..]] {
+        let output = shell(work.path(), home.path(), &script, flags).await;
+        let seen = seen_by_model(&output);
+        assert!(!seen.contains("UNIX-CONNECTED"), "{flags:?}: {seen}");
+    }
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let output = shell(work.path(), home.path(), &script, UNCONFINED).await;
+    assert!(seen_by_model(&output).contains("UNIX-CONNECTED"));
+}
+
+/// Review of issue 20: a terminal (`/dev/pts/N`, `/dev/tty`) gives away the user's keystrokes; root could make a
+/// block device in the workspace and write the disk.
+#[tokio::test]
+async fn terminals_and_disks_are_out_of_reach() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let script = "cat /dev/null && echo NULL-OK
+                  head -c 4 /dev/urandom > /dev/null && echo URANDOM-OK
+                  echo to-stdout > /dev/stdout
+                  (exec 3</dev/ptmx) && echo PTY-OPENED
+                  cat /dev/tty && echo TTY-READ
+                  mknod ./disk b 8 0 && echo MADE-DEVICE
+                  false";
+    let output = shell(work.path(), home.path(), script, &[]).await;
+    let seen = seen_by_model(&output);
+    for allowed in ["NULL-OK", "URANDOM-OK", "to-stdout"] {
+        assert!(seen.contains(allowed), "{allowed}: {seen}");
+    }
+    for refused in ["PTY-OPENED", "TTY-READ", "MADE-DEVICE"] {
+        assert!(!seen.contains(refused), "{refused}: {seen}");
+    }
+    assert!(!work.path().join("disk").exists());
+}
+
+/// Review of issue 20: Landlock's grant on the workspace let denied paths inside it
+/// through, and `--deny-dir` did not reach commands at all.
+#[tokio::test]
+async fn denied_paths_inside_the_workspace_stay_denied() {
+    let work = tempfile::tempdir().unwrap();
+    // The home directory is the workspace: its `.ssh` is inside a writable root.
+    std::fs::create_dir(work.path().join(".ssh")).unwrap();
+    std::fs::write(work.path().join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES").unwrap();
+    std::fs::create_dir(work.path().join("vault")).unwrap();
+    std::fs::write(work.path().join("vault/plans.txt"), "VAULT-BYTES").unwrap();
+    let script = "cat .ssh/id_ed25519; cat vault/plans.txt; echo x > vault/new && echo WROTE-VAULT
+                  echo x > .ssh/authorized_keys && echo WROTE-SSH
+                  echo x > elsewhere.txt && echo WROTE-ELSEWHERE";
+    let vault = work.path().join("vault");
+    let output = shell(
+        work.path(),
+        work.path(),
+        script,
+        &["--deny-dir", vault.to_str().unwrap()],
+    )
+    .await;
+    let seen = seen_by_model(&output);
+    assert!(seen.contains("WROTE-ELSEWHERE"), "{seen}");
+    for leaked in ["PRIVATE-KEY-BYTES", "VAULT-BYTES", "WROTE-VAULT", "WROTE-SSH"] {
+        assert!(!seen.contains(leaked), "{leaked}: {seen}");
+    }
+    assert!(!work.path().join("vault/new").exists());
+    assert!(!work.path().join(".ssh/authorized_keys").exists());
+}
+
+/// Review of issue 20: `.git` was protected only if it existed when the session's sandbox
+/// was made; a repository one command makes is read-only for the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_made_by_one_command_is_read_only_for_the_next() {
+    use scripted_llm::anthropic::{message, text, tool_use};
+    let llm = crate::llm(vec![
+        message(&[tool_use(
+            "t1",
+            "shell",
+            serde_json::json!({"command": "git init -q"}),
+        )]),
+        message(&[tool_use(
+            "t2",
+            "shell",
+            serde_json::json!({"command": "echo x > .git/hooks/post-checkout; echo x > tracked.txt"}),
+        )]),
+        message(&[text("Done.")]),
+    ])
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    let output = crate::UserDirs::new()
+        .run("start", &["--no-persist"], work.path(), &llm.base_url())
+        .await;
+    crate::succeeded(&output);
+    assert!(work.path().join(".git/HEAD").exists(), "git init did not run");
+    assert!(work.path().join("tracked.txt").exists());
+    assert!(!work.path().join(".git/hooks/post-checkout").exists());
+}

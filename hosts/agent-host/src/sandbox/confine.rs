@@ -1,0 +1,154 @@
+//! Entering the sandbox, between fork and exec.
+//!
+//! agent-host is multi-threaded, so the forked child may only make async-signal-safe calls:
+//! no allocation, no locks. Everything here is a system call on data prepared in the parent.
+
+use super::mounts::ReadOnlyMounts;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One command's confinement, prepared by [`super::Sandbox::prepare`].
+#[derive(Debug)]
+pub struct Confinement {
+    ruleset: OwnedFd,
+    mounts: ReadOnlyMounts,
+    filter: Arc<seccompiler::BpfProgram>,
+    /// Whether the command starts as root: it then keeps only the capabilities that
+    /// reach files ([`ROOT_KEEPS`]).
+    root: bool,
+    /// The command's directory, entered again once the mounts are made: a directory opened
+    /// before them would still see the writable mount beneath a read-only one.
+    cwd: Option<CString>,
+}
+
+impl Confinement {
+    pub(super) fn new(
+        ruleset: OwnedFd,
+        mounts: ReadOnlyMounts,
+        filter: Arc<seccompiler::BpfProgram>,
+    ) -> Self {
+        Self {
+            ruleset,
+            mounts,
+            filter,
+            root: nix::unistd::geteuid().is_root(),
+            cwd: None,
+        }
+    }
+
+    /// The directory the command starts in.
+    pub fn in_dir(mut self, cwd: &Path) -> Self {
+        self.cwd = CString::new(cwd.as_os_str().as_bytes()).ok();
+        self
+    }
+
+    /// In the child: its own session, the mounts, `no_new_privs`, Landlock, seccomp.
+    pub fn enter(&self) -> std::io::Result<()> {
+        // SAFETY (whole function): plain system calls on prepared, live data.
+        // A session of its own: no controlling terminal to read keystrokes from or to write
+        // escape sequences to; it also leads its process group, which is killed as one.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        self.mounts.apply()?;
+        if let Some(cwd) = &self.cwd
+            && unsafe { libc::chdir(cwd.as_ptr()) } != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        if self.root {
+            drop_capabilities()?;
+        }
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let restricted = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                self.ruleset.as_raw_fd(),
+                0 as libc::c_uint,
+            )
+        };
+        if restricted != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        seccompiler::apply_filter(&self.filter).map_err(|e| match e {
+            seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
+            _ => std::io::Error::from_raw_os_error(libc::EINVAL),
+        })?;
+        Ok(())
+    }
+}
+
+/// What a command started by root keeps: owning and overriding file permissions (a
+/// workspace may belong to another user) and changing its ids. Gone are the rest: making
+/// device nodes (a raw disk in the workspace), loading modules, raw I/O, administration,
+/// tracing, the network's administration.
+const ROOT_KEEPS: &[u32] = &[
+    0, // CAP_CHOWN
+    1, // CAP_DAC_OVERRIDE
+    2, // CAP_DAC_READ_SEARCH
+    3, // CAP_FOWNER
+    4, // CAP_FSETID
+    6, // CAP_SETGID
+    7, // CAP_SETUID
+];
+
+/// Empties the bounding set but [`ROOT_KEEPS`] (so no exec gives more back) and the
+/// ambient set, and keeps only those in the current sets.
+fn drop_capabilities() -> std::io::Result<()> {
+    const LAST_CAP_AT_MOST: u32 = 63;
+    let kept = |cap: u32| ROOT_KEEPS.contains(&cap);
+    for cap in (0..=LAST_CAP_AT_MOST).filter(|c| !kept(*c)) {
+        // SAFETY: a plain prctl; EINVAL past the kernel's last capability is expected.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) } != 0 {
+            let error = std::io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EINVAL) {
+                return Err(error);
+            }
+        }
+    }
+    // SAFETY: plain prctl.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    let mask = ROOT_KEEPS.iter().fold(0u64, |m, c| m | 1 << c);
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let word = |shift: u32| Data {
+        effective: (mask >> shift) as u32,
+        permitted: (mask >> shift) as u32,
+        inheritable: 0,
+    };
+    let data = [word(0), word(32)];
+    // SAFETY: capset with a version-3 header and its two data words, on the stack.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) };
+    match rc {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}

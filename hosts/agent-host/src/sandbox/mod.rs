@@ -1,0 +1,362 @@
+//! Commands in an OS sandbox (issue 20): the shell stops giving back the authority the
+//! component lacks.
+//!
+//! Every command the local environment starts (the shell tool, command tools, plugins'
+//! commands, the git snapshot) runs, in the `read-only` and `workspace-write` modes, under:
+//! - **Landlock** (Linux 6.2+, ABI 3): reads everywhere except the denied paths (the user's
+//!   keys and agent-host's own files), writes only in the writable roots and a private
+//!   temporary directory; signals and abstract sockets only within the sandbox (ABI 6+);
+//! - **a mount namespace** in which the workspace's `.git` and `.agent` are read-only bind
+//!   mounts (made before Landlock, which then forbids unmounting them);
+//! - **seccomp**, unless the network is allowed: no socket but Unix ones, no io_uring;
+//! - `no_new_privs` and a session of its own (no controlling terminal to read or write).
+//!
+//! Everything that allocates or opens files is prepared in agent-host ([`Sandbox::prepare`]);
+//! the forked child only makes system calls ([`confine::Confinement::enter`]).
+
+mod confine;
+mod denied;
+mod filesystem;
+mod mounts;
+mod network;
+pub mod probe;
+
+pub use confine::Confinement;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// How much a command may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub enum SandboxMode {
+    /// No writes anywhere but a private temporary directory.
+    ReadOnly,
+    /// Writes in the workspace, the `--allow-dir` roots and a private temporary directory;
+    /// the workspace's `.git` and `.agent` stay read-only.
+    #[default]
+    WorkspaceWrite,
+    /// No sandbox: everything the user can do.
+    DangerFullAccess,
+}
+
+impl SandboxMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::DangerFullAccess => "danger-full-access",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SandboxMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read-only" => Ok(Self::ReadOnly),
+            "workspace-write" => Ok(Self::WorkspaceWrite),
+            "danger-full-access" => Ok(Self::DangerFullAccess),
+            other => Err(format!(
+                "unknown sandbox mode {other:?}: use read-only, workspace-write or danger-full-access"
+            )),
+        }
+    }
+}
+
+/// `.git` and `.agent` in `root`, and the repository a `.git` file (a worktree's or a
+/// submodule's `gitdir:` pointer) names: what a command must not change in a workspace it
+/// may otherwise write, since git and agent-host run what they hold (hooks, configuration).
+fn protected_paths(root: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = [".git", ".agent"]
+        .iter()
+        .filter_map(|name| root.join(name).canonicalize().ok())
+        .collect();
+    let pointer = root.join(".git");
+    if pointer.is_file()
+        && let Ok(text) = std::fs::read_to_string(&pointer)
+        && let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:"))
+        && let Ok(target) = root.join(target.trim()).canonicalize()
+    {
+        found.push(target);
+    }
+    found
+}
+
+/// What the user asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxConfig {
+    pub mode: SandboxMode,
+    /// Whether commands may use the network.
+    pub network: bool,
+    /// Paths commands may not read, besides [`denied::default_denied_reads`].
+    pub deny_read: Vec<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "the {mode} sandbox needs {needs}, and {found}. Commands are refused rather than run \
+         unconfined: choose `--sandbox danger-full-access` (or `sandbox = \"danger-full-access\"` \
+         in config.toml) to run them with all your rights"
+    )]
+    Unsupported {
+        mode: SandboxMode,
+        needs: &'static str,
+        found: String,
+    },
+    #[error("cannot prepare the sandbox: {what}: {source}")]
+    Prepare {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot build the sandbox's rules: {0}")]
+    Rules(String),
+}
+
+/// A sandbox ready to confine commands: its roots resolved, its temporary directory made.
+#[derive(Debug)]
+pub struct Sandbox {
+    mode: SandboxMode,
+    network: bool,
+    /// Where commands may write (canonical): the writable roots, then the temp directory.
+    writable: Vec<PathBuf>,
+    /// Paths commands may not read, as given: resolved again for every command, so one
+    /// created since (`~/.aws` after `aws configure`) is denied too.
+    deny_read: Vec<PathBuf>,
+    temp: tempfile::TempDir,
+    filter: std::sync::Arc<seccompiler::BpfProgram>,
+}
+
+/// What one command's rules are built from, resolved when it starts.
+struct Resolved {
+    /// `.git` (and the repository a `.git` file points to) and `.agent` inside the
+    /// writable roots.
+    protected: Vec<PathBuf>,
+    /// Denied paths that exist, canonical.
+    deny_read: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    /// The sandbox for commands run in `roots` (the workspace first), or `None` in
+    /// `danger-full-access`. Fails when this kernel cannot enforce the mode.
+    pub fn new(config: &SandboxConfig, roots: &[PathBuf]) -> Result<Option<Self>, SandboxError> {
+        if config.mode == SandboxMode::DangerFullAccess {
+            return Ok(None);
+        }
+        probe::require_landlock(config.mode)?;
+        let temp = tempfile::Builder::new()
+            .prefix("agent-host-sandbox-")
+            .tempdir()
+            .map_err(|source| SandboxError::Prepare {
+                what: "the private temporary directory".into(),
+                source,
+            })?;
+        let mut writable: Vec<PathBuf> = match config.mode {
+            SandboxMode::WorkspaceWrite => roots.iter().filter_map(|r| r.canonicalize().ok()).collect(),
+            _ => Vec::new(),
+        };
+        writable.extend(temp.path().canonicalize().ok());
+        let deny_read = denied::default_denied_reads()
+            .into_iter()
+            .chain(config.deny_read.iter().cloned())
+            .collect();
+        let sandbox = Self {
+            mode: config.mode,
+            network: config.network,
+            writable,
+            deny_read,
+            temp,
+            filter: std::sync::Arc::new(network::syscall_filter(config.network)?),
+        };
+        sandbox.self_test(config.mode)?;
+        Ok(Some(sandbox))
+    }
+
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
+    /// The private temporary directory commands get as `TMPDIR`.
+    pub fn temp_dir(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// Everything one command's confinement needs, prepared here so that the forked child
+    /// only makes system calls. The rules are built per command: a file created in a
+    /// denied path's parent since the last command is judged like its siblings.
+    pub fn prepare(&self) -> Result<Confinement, SandboxError> {
+        let resolved = self.resolve();
+        let ruleset = filesystem::ruleset(&self.writable, &resolved.deny_read)?;
+        // A denied path inside a writable root is covered by a mount: Landlock's grant on
+        // the root would let it through.
+        let hidden: Vec<PathBuf> = resolved
+            .deny_read
+            .iter()
+            .filter(|d| self.writable.iter().any(|w| d.starts_with(w)))
+            .cloned()
+            .collect();
+        let mounts = mounts::ReadOnlyMounts::plan(&resolved.protected, &hidden)?;
+        Ok(Confinement::new(ruleset, mounts, self.filter.clone()))
+    }
+
+    fn resolve(&self) -> Resolved {
+        let temp = self.writable.last();
+        let protected = self
+            .writable
+            .iter()
+            .filter(|root| Some(*root) != temp)
+            .flat_map(|root| protected_paths(root))
+            .filter(|p| self.writable.iter().any(|w| p.starts_with(w)))
+            .collect();
+        let deny_read = self
+            .deny_read
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        Resolved { protected, deny_read }
+    }
+
+    /// One line for headers and `config show`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (network {})",
+            self.mode,
+            if self.network { "on" } else { "off" }
+        )
+    }
+
+    /// What to tell the model when a command failed in a way the sandbox may explain.
+    pub fn explain_denial(&self, stderr: &str) -> Option<String> {
+        const TELLTALES: &[&str] = &[
+            "Permission denied",
+            "Read-only file system",
+            "Operation not permitted",
+            "Could not resolve host",
+            "Temporary failure in name resolution",
+            "Network is unreachable",
+        ];
+        if !TELLTALES.iter().any(|t| stderr.contains(t)) {
+            return None;
+        }
+        let writable: Vec<String> = self.writable.iter().map(|p| p.display().to_string()).collect();
+        let protected: Vec<String> = self
+            .resolve()
+            .protected
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let mut note = format!(
+            "[agent-host sandbox: this command ran in {} mode. Writes are allowed only in {} \
+             (the last is $TMPDIR)",
+            self.mode,
+            writable.join(", ")
+        );
+        if !protected.is_empty() {
+            note.push_str(&format!("; {} are read-only", protected.join(", ")));
+        }
+        note.push_str("; the user's credentials (~/.ssh, ~/.aws, ...) cannot be read");
+        if !self.network {
+            note.push_str("; the network is off");
+        }
+        note.push_str("; local daemons' sockets (D-Bus, Docker, ssh-agent) cannot be reached");
+        note.push_str(
+            ". Do not retry the same way: work inside the allowed places, or tell the user \
+             what needs more access (agent-host --sandbox, --sandbox-network).]",
+        );
+        Some(note)
+    }
+
+    /// Runs `true` under the full confinement once, so a kernel that cannot do what the
+    /// mode needs is found now and said plainly, not at the first command.
+    fn self_test(&self, mode: SandboxMode) -> Result<(), SandboxError> {
+        use std::os::unix::process::CommandExt;
+        let confinement = self.prepare()?;
+        let mut command = std::process::Command::new("/bin/true");
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: `enter` only makes async-signal-safe system calls on prepared data.
+        unsafe {
+            command.pre_exec(move || confinement.enter());
+        }
+        let status = command.status().map_err(|e| SandboxError::Unsupported {
+            mode,
+            needs: if self.resolve().protected.is_empty() {
+                "Landlock and seccomp"
+            } else {
+                "Landlock, seccomp and a mount namespace (unprivileged user namespaces) for the \
+                 read-only .git and .agent"
+            },
+            found: format!("entering it failed on this machine: {e}"),
+        })?;
+        match status.success() {
+            true => Ok(()),
+            false => Err(SandboxError::Unsupported {
+                mode,
+                needs: "a command to start inside it",
+                found: format!("/bin/true ended with {status}"),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn modes_read_and_print_alike_and_order_from_the_strictest() {
+        for mode in [
+            SandboxMode::ReadOnly,
+            SandboxMode::WorkspaceWrite,
+            SandboxMode::DangerFullAccess,
+        ] {
+            assert_eq!(mode.name().parse::<SandboxMode>().unwrap(), mode);
+        }
+        assert!(SandboxMode::ReadOnly < SandboxMode::WorkspaceWrite);
+        assert!(SandboxMode::WorkspaceWrite < SandboxMode::DangerFullAccess);
+        let error = "none".parse::<SandboxMode>().unwrap_err();
+        assert!(
+            error.contains("read-only, workspace-write or danger-full-access"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_denial_is_explained_with_the_places_a_command_may_write() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join(".git")).unwrap();
+        let sandbox = Sandbox::new(&SandboxConfig::default(), &[work.path().to_path_buf()])
+            .unwrap()
+            .unwrap();
+        let note = sandbox.explain_denial("bash: /etc/x: Permission denied").unwrap();
+        let root = work.path().canonicalize().unwrap();
+        assert!(note.contains(&root.display().to_string()), "{note}");
+        assert!(note.contains(".git") && note.contains("read-only"), "{note}");
+        assert!(note.contains("network is off"), "{note}");
+        assert_eq!(sandbox.explain_denial("error: no such file"), None);
+    }
+
+    #[test]
+    fn danger_full_access_makes_no_sandbox() {
+        let config = SandboxConfig {
+            mode: SandboxMode::DangerFullAccess,
+            ..SandboxConfig::default()
+        };
+        assert!(Sandbox::new(&config, &[]).unwrap().is_none());
+    }
+}

@@ -1,0 +1,92 @@
+//! The seccomp filter every sandboxed command gets: no network unless allowed, and never a
+//! connection to the user's local daemons.
+//!
+//! - Without the network, `socket(2)` is refused for every family but Unix: that closes
+//!   TCP, UDP (and so DNS), raw sockets and netlink at once, whatever the address.
+//! - Always, Unix *stream and seqpacket* sockets are refused: through them a command could
+//!   ask the user's D-Bus session for an unconfined process (`systemd-run --user`), type
+//!   into tmux or X11, drive Docker, or use ssh-agent's keys. Landlock only controls
+//!   connecting to socket files from ABI 9, which this code cannot count on. Pairs made by
+//!   `socketpair(2)` (what pipes between processes use) and Unix datagrams stay.
+//! - io_uring is refused: its operations reach sockets without the calls the filter sees.
+//! - System calls of the x32 ABI (numbers from 0x40000000, same architecture tag) are
+//!   refused before the filter's own checks, which would otherwise not recognise them.
+
+use super::SandboxError;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
+    TargetArch, sock_filter,
+};
+use std::collections::BTreeMap;
+
+/// The errno a refused call gets: "Permission denied" reads well in a command's message.
+const REFUSED: u32 = libc::EACCES as u32;
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+/// The socket type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+const SOCK_TYPE_MASK: u64 = 0xf;
+
+fn filter_error(e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Rules(format!("the system call filter: {e}"))
+}
+
+fn condition(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, SandboxError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(filter_error)
+}
+
+fn unix_socket_of_type(kind: libc::c_int) -> Result<SeccompRule, SandboxError> {
+    SeccompRule::new(vec![
+        condition(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?,
+        condition(1, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), kind as u64)?,
+    ])
+    .map_err(filter_error)
+}
+
+/// The compiled filter, installed in the child after `no_new_privs`.
+pub fn syscall_filter(network: bool) -> Result<BpfProgram, SandboxError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(filter_error)?;
+    let mut socket_rules = vec![
+        unix_socket_of_type(libc::SOCK_STREAM)?,
+        unix_socket_of_type(libc::SOCK_SEQPACKET)?,
+    ];
+    if !network {
+        socket_rules.push(
+            SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])
+                .map_err(filter_error)?,
+        );
+    }
+    let rules = BTreeMap::from([
+        (libc::SYS_socket, socket_rules),
+        // An empty rule list matches the call whatever its arguments.
+        (libc::SYS_io_uring_setup, vec![]),
+    ]);
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(REFUSED), arch)
+        .map_err(filter_error)?;
+    let compiled: BpfProgram = filter.try_into().map_err(filter_error)?;
+    Ok(refusing_x32_first(compiled))
+}
+
+/// `program` behind three instructions that refuse x32 system calls. Prepended, so no jump
+/// of the program needs adjusting.
+fn refusing_x32_first(program: BpfProgram) -> BpfProgram {
+    // Offset of `nr` in struct seccomp_data.
+    const NR_OFFSET: u32 = 0;
+    let statement = |code: u32, k: u32| sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let mut prefixed = vec![
+        statement(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, NR_OFFSET),
+        // nr >= 0x40000000: go on to the refusal; otherwise skip it.
+        sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: X32_SYSCALL_BIT,
+        },
+        statement(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ERRNO | REFUSED),
+    ];
+    prefixed.extend(program);
+    prefixed
+}
