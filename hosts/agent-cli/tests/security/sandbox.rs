@@ -125,6 +125,24 @@ async fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsiz
     (port, count)
 }
 
+/// Waits until the server has accepted `expected` connections: the client's connect
+/// returns once the kernel queued it, before the server's accept loop counts it.
+async fn accepted(count: &std::sync::atomic::AtomicUsize, expected: usize) {
+    let counted = || count.load(std::sync::atomic::Ordering::SeqCst);
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while counted() < expected {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert!(
+        waited.is_ok(),
+        "{} connections accepted, {expected} expected",
+        counted()
+    );
+    assert_eq!(counted(), expected);
+}
+
 fn connect_script(port: u16) -> String {
     format!(
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('PY-CONNECTED')\"
@@ -155,7 +173,7 @@ async fn the_network_is_off_unless_allowed() {
         seen.contains("PY-CONNECTED") && seen.contains("BASH-CONNECTED"),
         "{seen}"
     );
-    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+    accepted(&count, 2).await;
 }
 
 #[tokio::test]
@@ -201,7 +219,7 @@ async fn danger_full_access_behaves_as_without_a_sandbox() {
     assert!(seen.contains("WROTE-OUTSIDE"), "{seen}");
     assert!(seen.contains("PRIVATE-KEY-BYTES"), "{seen}");
     assert!(seen.contains("PY-CONNECTED"), "{seen}");
-    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+    accepted(&count, 2).await;
 }
 
 #[tokio::test]
@@ -375,4 +393,48 @@ async fn a_repository_made_by_one_command_is_read_only_for_the_next() {
     assert!(work.path().join(".git/HEAD").exists(), "git init did not run");
     assert!(work.path().join("tracked.txt").exists());
     assert!(!work.path().join(".git/hooks/post-checkout").exists());
+}
+
+/// Fresh-eyes review of issue 20: rules protect `.git` by name, so a command that renamed
+/// the workspace away (its parent being an --allow-dir) left the next command free to write
+/// the real repository's hooks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_renamed_away_stops_the_session_s_commands() {
+    use scripted_llm::anthropic::{message, text, tool_use};
+    let parent = tempfile::tempdir().unwrap();
+    let work = parent.path().join("p");
+    std::fs::create_dir(&work).unwrap();
+    git_init(&work);
+    let llm = crate::llm(vec![
+        message(&[tool_use(
+            "t1",
+            "shell",
+            serde_json::json!({"command": "cd .. && mv p p2 && mkdir p"}),
+        )]),
+        message(&[tool_use(
+            "t2",
+            "shell",
+            serde_json::json!({"command": "echo x > ../p2/.git/hooks/post-checkout"}),
+        )]),
+        message(&[text("Done.")]),
+    ])
+    .await;
+    let allow = parent.path().to_str().unwrap();
+    let output = crate::UserDirs::new()
+        .run(
+            "start",
+            &["--no-persist", "--allow-dir", allow],
+            &work,
+            &llm.base_url(),
+        )
+        .await;
+    crate::succeeded(&output);
+    assert!(
+        parent.path().join("p2/.git").exists(),
+        "the first command did not run"
+    );
+    assert!(!parent.path().join("p2/.git/hooks/post-checkout").exists());
+    let results = llm.requests()[2].tool_results();
+    let refused = results[0]["content"].as_str().unwrap_or_default();
+    assert!(refused.contains("moved or replaced"), "{refused}");
 }

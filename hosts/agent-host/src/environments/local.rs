@@ -89,11 +89,6 @@ impl LocalEnvironment {
         self.roots.iter().map(|r| r.path.clone()).collect()
     }
 
-    /// The sandbox commands run in, if any.
-    pub fn sandbox(&self) -> Option<&Arc<Sandbox>> {
-        self.sandbox.as_ref()
-    }
-
     pub fn with_env_policy(mut self, policy: EnvPolicy) -> Self {
         self.env_policy = policy;
         self

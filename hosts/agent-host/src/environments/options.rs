@@ -69,7 +69,7 @@ pub struct EnvOptions {
     pub sandbox_deny_read: Vec<PathBuf>,
     /// The sandbox these options made, shared by the environment and the command tools.
     #[arg(skip)]
-    pub made_sandbox: Arc<OnceLock<Option<Arc<Sandbox>>>>,
+    pub made_sandbox: OnceLock<Option<Arc<Sandbox>>>,
 }
 
 /// `EnvPolicy` as a flag value.

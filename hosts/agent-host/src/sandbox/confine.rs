@@ -84,13 +84,13 @@ impl Confinement {
 }
 
 /// What a command started by root keeps: owning and overriding file permissions (a
-/// workspace may belong to another user) and changing its ids. Gone are the rest: making
+/// workspace may belong to another user) and changing its ids. Not DAC_READ_SEARCH: it
+/// opens files by handle (`open_by_handle_at`), around the path rules. Gone are the rest: making
 /// device nodes (a raw disk in the workspace), loading modules, raw I/O, administration,
 /// tracing, the network's administration.
 const ROOT_KEEPS: &[u32] = &[
     0, // CAP_CHOWN
     1, // CAP_DAC_OVERRIDE
-    2, // CAP_DAC_READ_SEARCH
     3, // CAP_FOWNER
     4, // CAP_FSETID
     6, // CAP_SETGID

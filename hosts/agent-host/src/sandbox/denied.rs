@@ -18,6 +18,10 @@ const HOME_SECRETS: &[&str] = &[
     ".cargo/credentials.toml",
     ".pypirc",
     ".password-store",
+    ".vault-token",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/rclone/rclone.conf",
     ".local/share/keyrings",
 ];
 

@@ -119,6 +119,11 @@ pub enum SandboxError {
     },
     #[error("cannot build the sandbox's rules: {0}")]
     Rules(String),
+    #[error(
+        "{0} was moved or replaced since the session started; the sandbox protects paths by \
+         name, so commands are refused until a new session starts"
+    )]
+    Moved(PathBuf),
 }
 
 /// A sandbox ready to confine commands: its roots resolved, its temporary directory made.
@@ -126,13 +131,18 @@ pub enum SandboxError {
 pub struct Sandbox {
     mode: SandboxMode,
     network: bool,
-    /// Where commands may write (canonical): the writable roots, then the temp directory.
-    writable: Vec<PathBuf>,
+    /// Where commands may write besides `temp` (canonical): the workspace and the extra
+    /// roots in workspace-write, none in read-only.
+    roots: Vec<PathBuf>,
     /// Paths commands may not read, as given: resolved again for every command, so one
     /// created since (`~/.aws` after `aws configure`) is denied too.
     deny_read: Vec<PathBuf>,
     temp: tempfile::TempDir,
     filter: std::sync::Arc<seccompiler::BpfProgram>,
+    /// The roots and the paths protected or hidden inside them when the sandbox was made,
+    /// with their device and inode: renaming a parent away (`mv work work2; mkdir work`)
+    /// would otherwise leave the next command's rules protecting nothing.
+    pinned: Vec<(PathBuf, (u64, u64))>,
 }
 
 /// What one command's rules are built from, resolved when it starts.
@@ -144,6 +154,26 @@ struct Resolved {
     deny_read: Vec<PathBuf>,
 }
 
+impl Resolved {
+    /// The denied paths inside `writable`, to be covered by a mount: Landlock's grant on
+    /// the root would let them through. One that holds a root (a configuration folder
+    /// that is the workspace) is left out: covering it would hide the workspace.
+    fn hidden(&self, writable: &[PathBuf]) -> Vec<PathBuf> {
+        self.deny_read
+            .iter()
+            .filter(|d| writable.iter().any(|w| d.starts_with(w)))
+            .filter(|d| !writable.iter().any(|w| w.starts_with(d)))
+            .cloned()
+            .collect()
+    }
+}
+
+/// A path's device and inode, following links; `None` when it does not exist.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 impl Sandbox {
     /// The sandbox for commands run in `roots` (the workspace first), or `None` in
     /// `danger-full-access`. Fails when this kernel cannot enforce the mode.
@@ -152,40 +182,50 @@ impl Sandbox {
             return Ok(None);
         }
         probe::require_landlock(config.mode)?;
-        let temp = tempfile::Builder::new()
-            .prefix("agent-host-sandbox-")
-            .tempdir()
+        // Made in the canonical temporary folder, so its path needs no resolving later.
+        let temp = std::env::temp_dir()
+            .canonicalize()
+            .and_then(|dir| {
+                tempfile::Builder::new()
+                    .prefix("agent-host-sandbox-")
+                    .tempdir_in(dir)
+            })
             .map_err(|source| SandboxError::Prepare {
                 what: "the private temporary directory".into(),
                 source,
             })?;
-        let mut writable: Vec<PathBuf> = match config.mode {
+        let roots = match config.mode {
             SandboxMode::WorkspaceWrite => roots.iter().filter_map(|r| r.canonicalize().ok()).collect(),
             _ => Vec::new(),
         };
-        writable.extend(temp.path().canonicalize().ok());
         let deny_read = denied::default_denied_reads()
             .into_iter()
             .chain(config.deny_read.iter().cloned())
             .collect();
-        let sandbox = Self {
+        let mut sandbox = Self {
             mode: config.mode,
             network: config.network,
-            writable,
+            roots,
             deny_read,
             temp,
             filter: std::sync::Arc::new(network::syscall_filter(config.network)?),
+            pinned: Vec::new(),
         };
+        let resolved = sandbox.resolve();
+        let inside_roots = resolved.hidden(&sandbox.roots);
+        sandbox.pinned = sandbox
+            .roots
+            .iter()
+            .chain(&resolved.protected)
+            .chain(&inside_roots)
+            .filter_map(|p| identity(p).map(|id| (p.clone(), id)))
+            .collect();
         sandbox.self_test(config.mode)?;
         Ok(Some(sandbox))
     }
 
     pub fn mode(&self) -> SandboxMode {
         self.mode
-    }
-
-    pub fn network(&self) -> bool {
-        self.network
     }
 
     /// The private temporary directory commands get as `TMPDIR`.
@@ -197,28 +237,34 @@ impl Sandbox {
     /// only makes system calls. The rules are built per command: a file created in a
     /// denied path's parent since the last command is judged like its siblings.
     pub fn prepare(&self) -> Result<Confinement, SandboxError> {
+        if let Some((path, _)) = self.pinned.iter().find(|(p, id)| identity(p) != Some(*id)) {
+            return Err(SandboxError::Moved(path.clone()));
+        }
         let resolved = self.resolve();
-        let ruleset = filesystem::ruleset(&self.writable, &resolved.deny_read)?;
-        // A denied path inside a writable root is covered by a mount: Landlock's grant on
-        // the root would let it through.
-        let hidden: Vec<PathBuf> = resolved
-            .deny_read
-            .iter()
-            .filter(|d| self.writable.iter().any(|w| d.starts_with(w)))
-            .cloned()
-            .collect();
+        let writable = self.writable();
+        let ruleset = filesystem::ruleset(&writable, &resolved.deny_read)?;
+        let hidden = resolved.hidden(&writable);
         let mounts = mounts::ReadOnlyMounts::plan(&resolved.protected, &hidden)?;
         Ok(Confinement::new(ruleset, mounts, self.filter.clone()))
     }
 
-    fn resolve(&self) -> Resolved {
-        let temp = self.writable.last();
-        let protected = self
-            .writable
+    /// Every place commands may write: the roots, then the temporary directory.
+    fn writable(&self) -> Vec<PathBuf> {
+        self.roots
             .iter()
-            .filter(|root| Some(*root) != temp)
+            .cloned()
+            .chain([self.temp.path().to_path_buf()])
+            .collect()
+    }
+
+    fn resolve(&self) -> Resolved {
+        let protected = self
+            .roots
+            .iter()
             .flat_map(|root| protected_paths(root))
-            .filter(|p| self.writable.iter().any(|w| p.starts_with(w)))
+            // Inside a root, but never a root itself (`.agent -> .` would make the whole
+            // workspace read-only).
+            .filter(|p| self.roots.iter().any(|r| p.starts_with(r) && p != r))
             .collect();
         let deny_read = self
             .deny_read
@@ -250,7 +296,7 @@ impl Sandbox {
         if !TELLTALES.iter().any(|t| stderr.contains(t)) {
             return None;
         }
-        let writable: Vec<String> = self.writable.iter().map(|p| p.display().to_string()).collect();
+        let writable: Vec<String> = self.writable().iter().map(|p| p.display().to_string()).collect();
         let protected: Vec<String> = self
             .resolve()
             .protected

@@ -8,7 +8,8 @@
 //!   into tmux or X11, drive Docker, or use ssh-agent's keys. Landlock only controls
 //!   connecting to socket files from ABI 9, which this code cannot count on. Pairs made by
 //!   `socketpair(2)` (what pipes between processes use) and Unix datagrams stay.
-//! - io_uring is refused: its operations reach sockets without the calls the filter sees.
+//! - io_uring is refused: its operations reach sockets without the calls the filter sees;
+//!   so is `open_by_handle_at`, which opens a file without a path for Landlock to judge.
 //! - System calls of the x32 ABI (numbers from 0x40000000, same architecture tag) are
 //!   refused before the filter's own checks, which would otherwise not recognise them.
 
@@ -58,6 +59,8 @@ pub fn syscall_filter(network: bool) -> Result<BpfProgram, SandboxError> {
         (libc::SYS_socket, socket_rules),
         // An empty rule list matches the call whatever its arguments.
         (libc::SYS_io_uring_setup, vec![]),
+        // Opens a file by handle, where no path (and so no Landlock rule) is looked at.
+        (libc::SYS_open_by_handle_at, vec![]),
     ]);
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(REFUSED), arch)
         .map_err(filter_error)?;
