@@ -434,7 +434,11 @@ async fn a_workspace_renamed_away_stops_the_session_s_commands() {
         "the first command did not run"
     );
     assert!(!parent.path().join("p2/.git/hooks/post-checkout").exists());
+    // The third request carries both results; the second command's is the last.
     let results = llm.requests()[2].tool_results();
-    let refused = results[0]["content"].as_str().unwrap_or_default();
+    let refused = results
+        .last()
+        .and_then(|r| r["content"].as_str())
+        .unwrap_or_default();
     assert!(refused.contains("moved or replaced"), "{refused}");
 }
