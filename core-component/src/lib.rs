@@ -5,6 +5,7 @@
 pub mod config;
 pub mod edit_match;
 pub mod events;
+pub mod file_stamps;
 pub mod history;
 pub mod llm;
 pub mod loop_detection;
@@ -76,6 +77,8 @@ pub fn run_tool(
         host: ports.host.as_ref(),
         depth: config.depth,
         max_subagent_depth: config.limits.max_subagent_depth,
+        // One call run by the user, not a model acting on what it read: nothing to guard.
+        stamps: &crate::file_stamps::FileStamps::new(false),
     };
     tools::start(tool, &arguments, &ctx)
         .finish(&mut |_, _| {})

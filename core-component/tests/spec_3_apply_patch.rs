@@ -18,7 +18,7 @@ fn affected_paths_lists_each_file_once() {
 }
 
 #[test]
-fn chunks_apply_in_order_after_their_context_and_the_result_ends_with_a_newline() {
+fn chunks_apply_in_order_after_their_context_and_a_missing_final_newline_stays_missing() {
     let env = FakeEnv::default();
     env.put("m.rs", "fn a() {\n    x\n}\nfn b() {\n    x\n}");
     let summary = apply(
@@ -31,8 +31,47 @@ fn chunks_apply_in_order_after_their_context_and_the_result_ends_with_a_newline(
     );
     assert_eq!(
         env.get("m.rs").as_deref(),
-        Some("fn a() {\n    x\n}\nfn b() {\n    y\n}\n")
+        Some("fn a() {\n    x\n}\nfn b() {\n    y\n}")
     );
+}
+
+/// Issue 21: lines a patch does not change keep the file's bytes, whichever pass matched
+/// them, and their line breaks; added lines take the file's usual break.
+#[test]
+fn context_lines_keep_the_file_s_bytes_and_breaks() {
+    let env = FakeEnv::default();
+    let typographic = "msg = \u{201c}hello\u{201d}  # greeting \u{2014} friendly";
+    env.put("a.py", &format!("{typographic}\nx = 1   \ny = 2\n"));
+    let body = "*** Update File: a.py\n@@\n msg = \"hello\"  # greeting - friendly\n x = 1\n-y = 2\n+y = 3\n";
+    assert!(apply(&patch(body), &env).is_ok());
+    assert_eq!(
+        env.get("a.py").unwrap(),
+        format!("{typographic}\nx = 1   \ny = 3\n"),
+        "the typographic quotes and dash and the trailing spaces are the file's"
+    );
+
+    env.put("w.txt", "one\r\ntwo\r\nthree\r\n");
+    let body = "*** Update File: w.txt\n@@\n one\n-two\n+TWO\n+two and a half\n three\n";
+    assert!(apply(&patch(body), &env).is_ok());
+    assert_eq!(
+        env.get("w.txt").unwrap(),
+        "one\r\nTWO\r\ntwo and a half\r\nthree\r\n"
+    );
+
+    env.put("mixed.txt", "a\r\nb\nc\r\nd");
+    let body = "*** Update File: mixed.txt\n@@\n b\n-c\n+C\n d\n";
+    assert!(apply(&patch(body), &env).is_ok());
+    assert_eq!(
+        env.get("mixed.txt").unwrap(),
+        "a\r\nb\nC\r\nd",
+        "each line keeps its break, the last stays unterminated"
+    );
+
+    // Appending after an unterminated last line: it gets a break, the new last line none.
+    env.put("tail.txt", "a\r\nb");
+    let body = "*** Update File: tail.txt\n@@\n b\n+c\n";
+    assert!(apply(&patch(body), &env).is_ok());
+    assert_eq!(env.get("tail.txt").unwrap(), "a\r\nb\r\nc");
 }
 
 #[test]

@@ -16,6 +16,15 @@ pub struct Limits {
     pub enable_loop_detection: bool,
     pub loop_detection_window: u32,
     pub max_subagent_depth: u32,
+    /// Whether write_file, edit_file and apply_patch refuse to change a file that changed
+    /// since the session last read or wrote it, and write_file to overwrite one it never
+    /// read (on unless turned off; sessions saved before it existed get it on).
+    #[serde(default = "guard_on")]
+    pub stale_read_guard: bool,
+}
+
+fn guard_on() -> bool {
+    true
 }
 
 /// A per-tool override of the truncation limits.

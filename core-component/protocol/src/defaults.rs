@@ -89,6 +89,7 @@ impl Default for Limits {
                 enable_loop_detection: false,
                 loop_detection_window: 0,
                 max_subagent_depth: 0,
+                stale_read_guard: false,
             },
             |defaults| defaults.limits.clone(),
         )

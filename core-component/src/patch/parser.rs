@@ -34,10 +34,47 @@ impl Hunk {
 pub struct Chunk {
     /// The text after `@@`: a line to find first, to narrow where the chunk applies.
     pub context: Option<String>,
-    pub old_lines: Vec<String>,
-    pub new_lines: Vec<String>,
+    /// The chunk's lines in order: context lines are kept as the file has them, so the
+    /// patch's copy of them only has to be found.
+    pub lines: Vec<(LineOp, String)>,
     /// `*** End of File` followed: the old lines are at the end of the file.
     pub at_end_of_file: bool,
+}
+
+/// What a line of a chunk does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineOp {
+    /// ` `: a context line, found in the file and left as it is there.
+    Keep,
+    /// `-`: found in the file and removed.
+    Remove,
+    /// `+`: added.
+    Add,
+}
+
+impl Chunk {
+    /// The lines to find: context and removed lines.
+    pub fn old_lines(&self) -> Vec<String> {
+        old_lines(&self.lines)
+    }
+
+    /// The lines after the change, as the patch writes them: context and added lines.
+    pub fn new_lines(&self) -> Vec<String> {
+        self.lines
+            .iter()
+            .filter(|(op, _)| *op != LineOp::Remove)
+            .map(|(_, text)| text.clone())
+            .collect()
+    }
+}
+
+/// The context and removed lines of `lines`.
+pub fn old_lines(lines: &[(LineOp, String)]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|(op, _)| *op != LineOp::Add)
+        .map(|(_, text)| text.clone())
+        .collect()
 }
 
 const BEGIN: &str = "*** Begin Patch";
@@ -162,17 +199,11 @@ fn parse_chunks(body: &[&str], start: usize) -> Result<(Vec<Chunk>, usize), Patc
             // The first chunk may come without its `@@` line.
             let chunk = current.get_or_insert_with(Chunk::default);
             match line.chars().next() {
-                Some('+') => chunk.new_lines.push(line[1..].to_string()),
-                Some('-') => chunk.old_lines.push(line[1..].to_string()),
-                Some(' ') => {
-                    chunk.old_lines.push(line[1..].to_string());
-                    chunk.new_lines.push(line[1..].to_string());
-                }
+                Some('+') => chunk.lines.push((LineOp::Add, line[1..].to_string())),
+                Some('-') => chunk.lines.push((LineOp::Remove, line[1..].to_string())),
+                Some(' ') => chunk.lines.push((LineOp::Keep, line[1..].to_string())),
                 // An empty line in a chunk is an empty context line whose space was lost.
-                None => {
-                    chunk.old_lines.push(String::new());
-                    chunk.new_lines.push(String::new());
-                }
+                None => chunk.lines.push((LineOp::Keep, String::new())),
                 Some(_) => {
                     return Err(PatchError::Parse(format!(
                         "line {}: {line:?} in a chunk must start with ' ', '-' or '+'",
@@ -188,7 +219,7 @@ fn parse_chunks(body: &[&str], start: usize) -> Result<(Vec<Chunk>, usize), Patc
 }
 
 fn has_changes(chunk: &Chunk) -> bool {
-    !chunk.old_lines.is_empty() || !chunk.new_lines.is_empty()
+    !chunk.lines.is_empty()
 }
 
 /// Strips a shell heredoc around the patch (`<<'EOF'` ... `EOF`), as models sometimes send
@@ -232,8 +263,8 @@ mod tests {
         };
         assert_eq!(move_to.as_deref(), Some("d/c.txt"));
         assert_eq!(chunks[0].context.as_deref(), Some("fn main() {"));
-        assert_eq!(chunks[0].old_lines, ["context", "old"]);
-        assert_eq!(chunks[0].new_lines, ["context", "new"]);
+        assert_eq!(chunks[0].old_lines(), ["context", "old"]);
+        assert_eq!(chunks[0].new_lines(), ["context", "new"]);
         assert!(chunks[1].at_end_of_file && !chunks[0].at_end_of_file);
     }
 

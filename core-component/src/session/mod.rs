@@ -37,6 +37,8 @@ pub struct Session {
     /// Git snapshot and project docs, gathered at the first input (not saved: a restored
     /// session gathers them again).
     prompt_context: Option<PromptContext>,
+    /// What the session's tools last saw of each file (not saved either).
+    stamps: crate::file_stamps::FileStamps,
 }
 
 /// How one pass of the loop ended.
@@ -69,6 +71,7 @@ impl Session {
     ) -> Self {
         let profile = Profile::for_config(&config);
         let client = LlmClient::new(ports.transport.clone(), config.endpoint.clone(), config.protocol);
+        let stamps = crate::file_stamps::FileStamps::new(config.limits.stale_read_guard);
         Self {
             id,
             config,
@@ -82,6 +85,7 @@ impl Session {
             loop_detector: LoopDetector::default(),
             context_warned: false,
             prompt_context: None,
+            stamps,
         }
     }
 

@@ -90,6 +90,7 @@ impl Session {
             host: self.ports.host.as_ref(),
             depth: self.config.depth,
             max_subagent_depth: self.config.limits.max_subagent_depth,
+            stamps: &self.stamps,
         };
         match tools::start(tool, &call.arguments, &ctx) {
             Started::Done(Err(error)) => Started::Done(Err(format!("Tool error ({}): {error}", call.name))),

@@ -38,5 +38,5 @@ pub fn definition() -> ToolDefinition {
 
 pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     let patch = required_str(args, "patch")?;
-    crate::patch::apply(patch, ctx.env).map_err(|e| e.to_string())
+    crate::patch::apply_guarded(patch, ctx.env, ctx.stamps).map_err(|e| e.to_string())
 }

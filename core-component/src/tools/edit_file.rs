@@ -43,9 +43,13 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
         return Err("old_string and new_string are the same: there is nothing to change".to_string());
     }
     let bytes = ctx.env.read_file(path, None).map_err(|e| e.to_string())?;
+    let working_dir = ctx.env.working_directory();
+    ctx.stamps.check(path, &working_dir, Some(&bytes), false)?;
     let content = String::from_utf8(bytes).map_err(|_| format!("{path} is not a UTF-8 text file"))?;
-    // Files with CRLF endings are matched as LF and written back with CRLF.
-    let crlf = content.contains("\r\n");
+    // Files whose every line ends in CRLF are matched as LF and written back with CRLF; a
+    // file of mixed endings is matched as it is (the line passes ignore a `\r`), so the
+    // lines the edit does not touch keep their endings.
+    let crlf = content.contains("\r\n") && content.matches('\n').count() == content.matches("\r\n").count();
     let content = if crlf {
         content.replace("\r\n", "\n")
     } else {
@@ -70,9 +74,23 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
             lines.join(", ")
         ));
     }
+    let new = new.replace("\r\n", "\n");
     let mut updated = content.clone();
     for region in regions.iter().rev() {
-        updated.replace_range(region.clone(), new);
+        let replacement = match pass {
+            Pass::Exact => new.clone(),
+            _ => {
+                let found = &content[region.clone()];
+                let fitted = fit_indentation(found, &old, &new);
+                // The line passes find whole lines without their last break; a break that
+                // ends both old_string and new_string is the one the file keeps.
+                match fitted.strip_suffix('\n') {
+                    Some(trimmed) if old.ends_with('\n') && !found.ends_with('\n') => trimmed.to_string(),
+                    _ => fitted,
+                }
+            }
+        };
+        updated.replace_range(region.clone(), &replacement);
     }
     let updated = if crlf {
         updated.replace('\n', "\r\n")
@@ -82,6 +100,7 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     ctx.env
         .write_file(path, updated.as_bytes())
         .map_err(|e| e.to_string())?;
+    ctx.stamps.saw(path, &working_dir, updated.as_bytes());
     let count = regions.len();
     let noun = if count == 1 { "occurrence" } else { "occurrences" };
     let how = match pass {
@@ -92,4 +111,64 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
         ),
     };
     Ok(format!("Edited {path}: replaced {count} {noun}{how}"))
+}
+
+/// `new` re-indented for a region the fuzzy passes matched although its indentation
+/// differs from `old`'s: where `old`'s first indented line has indentation A and the
+/// file's has B, and `new` was written at A too (its first line at A, not already at B,
+/// every line starting with A), every line of `new` starts with B instead, so the
+/// replacement lands at the file's indentation rather than the model's.
+fn fit_indentation(region: &str, old: &str, new: &str) -> String {
+    let first_indent = |text: &str| -> Option<String> {
+        text.lines()
+            .find(|line| !line.trim().is_empty())
+            .map(|line| line[..line.len() - line.trim_start().len()].to_string())
+    };
+    let (Some(model), Some(file), Some(written)) =
+        (first_indent(old), first_indent(region), first_indent(new))
+    else {
+        return new.to_string();
+    };
+    let consistent = new
+        .lines()
+        .all(|line| line.trim().is_empty() || line.starts_with(model.as_str()));
+    if model == file || written == file || written != model || !consistent {
+        return new.to_string();
+    }
+    let fitted: Vec<String> = new
+        .split('\n')
+        .map(|line| match line.strip_prefix(model.as_str()) {
+            Some(rest) if !line.trim().is_empty() => format!("{file}{rest}"),
+            _ => line.to_string(),
+        })
+        .collect();
+    fitted.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_indentation;
+
+    #[test]
+    fn a_replacement_takes_the_indentation_the_file_has() {
+        let region = "        if x:\n            y()";
+        let fitted = fit_indentation(region, "if x:\n    y()", "if x:\n    z()\n\nw()");
+        assert_eq!(fitted, "        if x:\n            z()\n\n        w()");
+        assert_eq!(
+            fit_indentation("  a", "  a", "  b"),
+            "  b",
+            "same indentation: as written"
+        );
+        let fitted = fit_indentation(
+            region,
+            "    if x:\n        y()",
+            "    if x:\n        z()\n    w()",
+        );
+        assert_eq!(fitted, "        if x:\n            z()\n        w()");
+        assert_eq!(
+            fit_indentation(region, "if x:\n    y()", "        if x:\n            z()"),
+            "        if x:\n            z()",
+            "new already at the file's indentation: as written"
+        );
+    }
 }

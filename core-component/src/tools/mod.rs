@@ -35,6 +35,8 @@ pub struct ToolContext<'a> {
     pub depth: u32,
     /// The deepest a session may be and still spawn subagents is one less than this.
     pub max_subagent_depth: u32,
+    /// What the session last saw of each file, for the stale-read guard.
+    pub stamps: &'a crate::file_stamps::FileStamps,
 }
 
 /// What a tool returns to the model: text, and images for multimodal models.

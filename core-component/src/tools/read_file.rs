@@ -45,6 +45,7 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<ToolOutput, String> {
     let offset = optional_u64(args, "offset")?.unwrap_or(1).max(1);
     let limit = optional_u64(args, "limit")?.unwrap_or(DEFAULT_LIMIT).max(1);
     let bytes = ctx.env.read_file(path, None).map_err(|e| e.to_string())?;
+    ctx.stamps.saw(path, &ctx.env.working_directory(), &bytes);
     if let Some(media_type) = image_type(&bytes) {
         return image(path, media_type, &bytes, ctx.images_supported);
     }

@@ -66,6 +66,7 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
             skipped.push(format!("{path} (over the {MAX_TOTAL_BYTES}-byte total)"));
             continue;
         }
+        ctx.stamps.saw(path, &ctx.env.working_directory(), &bytes);
         let text = String::from_utf8_lossy(&bytes);
         out.push_str(&format!("--- {path} ---\n{text}"));
         if !text.ends_with('\n') {

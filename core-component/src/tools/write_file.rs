@@ -34,9 +34,15 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     let path = required_str(args, "file_path")?;
     let content = required_str(args, "content")?;
     let existed = ctx.env.file_exists(path);
+    let working_dir = ctx.env.working_directory();
+    if existed && ctx.stamps.enabled() {
+        let current = ctx.env.read_file(path, None).ok();
+        ctx.stamps.check(path, &working_dir, current.as_deref(), true)?;
+    }
     ctx.env
         .write_file(path, content.as_bytes())
         .map_err(|e| e.to_string())?;
+    ctx.stamps.saw(path, &working_dir, content.as_bytes());
     let verb = if existed { "Overwrote" } else { "Created" };
     Ok(format!("{verb} {path} ({} bytes)", content.len()))
 }

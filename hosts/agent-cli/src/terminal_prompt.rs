@@ -138,12 +138,20 @@ fn converse(
 pub fn question_line(question: &ApprovalQuestion) -> String {
     let tool = one_line(&question.tool_name);
     let summary = one_line(&question.summary);
-    let mut line = match &question.danger {
-        Some(why) => format!(
+    let danger = |why: &String| format!("DANGEROUS: {}. ", one_line(why));
+    let mut line = match (&question.danger, &question.unsandboxed) {
+        // The warning first: a long command must not push it off a narrow terminal.
+        (why, Some(refusal)) => format!(
+            "! RUN WITHOUT THE SANDBOX, with all your rights? {}{tool}: {summary} - the sandbox \
+             may have refused it ({}). y: yes, this once",
+            why.as_ref().map(danger).unwrap_or_default(),
+            one_line(refusal)
+        ),
+        (Some(why), None) => format!(
             "! {tool}: {summary} - DANGEROUS: {}. Allow it? y: yes, this once",
             one_line(why)
         ),
-        None => format!("? {tool}: {summary} - allow? y: yes"),
+        (None, None) => format!("? {tool}: {summary} - allow? y: yes"),
     };
     if let Some(always) = &question.always {
         line.push_str(&format!(" | a: always ({})", one_line(&always.to_string())));
@@ -231,6 +239,42 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(ended, ApprovalAnswer::Deny { reason: Some(_) }));
+    }
+
+    /// The question after a sandbox refusal: what refused it (escaped: the line comes from
+    /// the command's output), that the rerun has every right, and no "always".
+    #[test]
+    fn a_rerun_without_the_sandbox_is_asked_plainly_and_only_once() {
+        let question = ApprovalQuestion {
+            tool_name: "shell".into(),
+            summary: "run `touch ~/x` again without the sandbox".into(),
+            unsandboxed: Some("workspace-write (network off): touch: x: Permission denied\u{1b}[2K".into()),
+            always: None,
+            ..ApprovalQuestion::sample(false)
+        };
+        let mut output = Vec::new();
+        let answer = converse(&mut "a\ny\n".as_bytes(), &mut output, &question).unwrap();
+        assert_eq!(answer, ApprovalAnswer::Once, "`a` is no answer here");
+        let shown = String::from_utf8(output).unwrap();
+        assert!(
+            shown.contains(
+                "! RUN WITHOUT THE SANDBOX, with all your rights? shell: run `touch ~/x` again \
+                 without the sandbox - the sandbox may have refused it (workspace-write (network \
+                 off): touch: x: Permission denied\\x1b[2K). y: yes, this once | n: no"
+            ),
+            "{shown:?}"
+        );
+        let dangerous = ApprovalQuestion {
+            danger: Some("it deletes files".into()),
+            ..question
+        };
+        assert!(
+            question_line(&dangerous).starts_with(
+                "! RUN WITHOUT THE SANDBOX, with all your rights? DANGEROUS: it deletes files. shell:"
+            ),
+            "{}",
+            question_line(&dangerous)
+        );
     }
 
     /// A command whose carriage return and erase-line sequence would redraw the question

@@ -154,6 +154,59 @@ async fn a_task_that_edits_a_file_shows_compact_calls_and_a_coloured_diff() {
     assert!(painted(line_with("+ print(\"Rust\")"), "green"), "{coloured}");
 }
 
+/// Issue 21: a write and an edit of one file in one response run back to back, before the
+/// chat shows either end: each line still gets its own call's diff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_then_an_edit_in_one_response_each_show_their_own_diff() {
+    require_tmux!();
+    let chat = start_chat(
+        vec![
+            message(&[
+                tool_use(
+                    "t1",
+                    "write_file",
+                    json!({"file_path": "hello.py", "content": "print(\"Hello\")\nprint(\"World\")\n"}),
+                ),
+                tool_use(
+                    "t2",
+                    "edit_file",
+                    json!({"file_path": "hello.py", "old_string": "print(\"World\")", "new_string": "print(\"Rust\")"}),
+                ),
+            ]),
+            message(&[text("Both done.")]),
+        ],
+        &[],
+    )
+    .await;
+    chat.pane.enter("write then edit");
+    chat.pane.wait_for("Both done.").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    // Both calls start before either ends (one response's calls run together): the two
+    // tool lines, then each call's diff in order.
+    let at = |needle: &str| {
+        screen
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in:\n{screen}"))
+    };
+    assert!(
+        at("● write_file hello.py") < at("● edit_file hello.py"),
+        "{screen}"
+    );
+    let (write, edit) = (at("hello.py: new file, 2 lines"), at("hello.py: +1 -1"));
+    assert!(write < edit, "{screen}");
+    let (write_diff, edit_diff) = (&screen[write..edit], &screen[edit..at("Both done.")]);
+    assert!(
+        write_diff.contains("2 + print(\"World\")"),
+        "the write shows what it wrote: {screen}"
+    );
+    assert!(
+        !write_diff.contains("Rust"),
+        "the edit is not the write's: {screen}"
+    );
+    assert!(edit_diff.contains("2 - print(\"World\")"), "{screen}");
+    assert!(edit_diff.contains("2 + print(\"Rust\")"), "{screen}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_color_turns_the_colours_off() {
     require_tmux!();

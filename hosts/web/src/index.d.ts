@@ -80,6 +80,8 @@ export interface Limits {
   enableLoopDetection: boolean;
   loopDetectionWindow: number;
   maxSubagentDepth: number;
+  /** Refuse edits of a file changed since the session read it, and overwrites of unread files (default true). */
+  staleReadGuard: boolean;
 }
 
 /** A tool implemented in JavaScript, offered to the model next to the profile's own. */
@@ -170,6 +172,7 @@ export interface SessionConfigData {
     enable_loop_detection: boolean;
     loop_detection_window: number;
     max_subagent_depth: number;
+    stale_read_guard: boolean;
   };
   tool_output_limits: Array<{ tool: string; max_chars: number | null; max_lines: number | null }>;
   enabled_tools: string[] | null;

@@ -19,6 +19,7 @@ test('defaults follow the spec and the native host (the shared defaults file)', 
     enableLoopDetection: true,
     loopDetectionWindow: 10,
     maxSubagentDepth: 1,
+    staleReadGuard: true,
   });
   assert.equal(config.depth, 0);
   assert.equal(config.reasoningEffort, undefined);

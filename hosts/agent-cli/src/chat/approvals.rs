@@ -30,18 +30,28 @@ impl PendingQuestion {
     /// The question with its answers, on one line.
     pub fn line(&self) -> String {
         let question = &self.question;
-        match (&question.danger, &question.always) {
-            (Some(why), _) => format!(
+        match (&question.danger, &question.unsandboxed, &question.always) {
+            // The warning first: the row is cut at the terminal's width.
+            (why, Some(refusal), _) => format!(
+                "! RUN WITHOUT THE SANDBOX, with all your rights?{} {}: the sandbox may have \
+                 refused it ({})  y yes, this once · n no",
+                why.as_ref()
+                    .map(|why| format!(" DANGEROUS ({})", one_line(why)))
+                    .unwrap_or_default(),
+                self.subject(),
+                one_line(refusal)
+            ),
+            (Some(why), None, _) => format!(
                 "! {} is DANGEROUS ({}): allow it?  y yes, this once · n no",
                 self.subject(),
                 one_line(why)
             ),
-            (None, Some(always)) => format!(
+            (None, None, Some(always)) => format!(
                 "? allow {}?  y yes · a always ({}) · n no",
                 self.subject(),
                 one_line(&always.to_string())
             ),
-            (None, None) => format!("? allow {}?  y yes · n no", self.subject()),
+            (None, None, None) => format!("? allow {}?  y yes · n no", self.subject()),
         }
     }
 
@@ -174,6 +184,21 @@ mod tests {
             "! shell: run `ls\\r\\x1b[2Kecho safe` is DANGEROUS (it\\x1b[2K\\u{202e}): allow it?  \
              y yes, this once · n no"
         );
+        let rerun = PendingQuestion {
+            question: ApprovalQuestion {
+                unsandboxed: Some("read-only (network off): x: Permission denied\r".into()),
+                always: None,
+                ..pending.question.clone()
+            },
+            reply: oneshot::channel().0,
+        };
+        assert_eq!(
+            rerun.line(),
+            "! RUN WITHOUT THE SANDBOX, with all your rights? shell: run `ls\\r\\x1b[2Kecho safe`: \
+             the sandbox may have refused it (read-only (network off): x: Permission denied\\r)  \
+             y yes, this once · n no"
+        );
+        assert_eq!(rerun.keys(), "answer y or n (n <reason> to say why)");
         assert_eq!(
             pending.answer("n").ok(),
             Some(ApprovalAnswer::Deny { reason: None })

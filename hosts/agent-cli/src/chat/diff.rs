@@ -78,6 +78,7 @@ mod tests {
 
     fn change(before: Option<&str>, after: Option<&str>) -> FileChange {
         FileChange {
+            call_id: None,
             path: "x.py".into(),
             before: before.map(String::from),
             after: after.map(String::from),

@@ -163,18 +163,25 @@ impl Driver {
                     .dim("(the question was withdrawn: the input was interrupted)"),
             );
         }
-        let question = self
-            .pending
-            .as_ref()
-            .map(|pending| match pending.question.danger {
-                Some(_) => self.palette.red(&pending.line()),
-                None => self.palette.yellow(&pending.line()),
-            });
+        let question = self.pending.as_ref().map(|pending| {
+            let question = &pending.question;
+            match question.danger.is_some() || question.unsandboxed.is_some() {
+                true => self.palette.red(&pending.line()),
+                false => self.palette.yellow(&pending.line()),
+            }
+        });
         self.screen.set_question(question);
         self.screen.set_status(self.view.status());
         if self.screen.interactive() {
-            let hint = if self.editor.is_empty() && self.pending.is_some() {
-                self.palette.dim("y, a or n")
+            let answers = self
+                .pending
+                .as_ref()
+                .map(|pending| match pending.question.always {
+                    Some(_) => "y, a or n",
+                    None => "y or n",
+                });
+            let hint = if let Some(answers) = answers.filter(|_| self.editor.is_empty()) {
+                self.palette.dim(answers)
             } else if self.editor.is_empty() && self.agent.is_busy() {
                 self.palette.dim("type to steer the agent")
             } else {

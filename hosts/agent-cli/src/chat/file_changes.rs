@@ -1,7 +1,10 @@
 //! The chat's view of what the agent's tools did to files, for the diffs it shows. An
 //! environment wrapper keeps each file's contents from just before a write or delete,
 //! because reading them when TOOL_CALL_START reaches the screen would race the tool (the
-//! component runs on while the event travels).
+//! component runs on while the event travels). Each change is recorded with the call that
+//! made it: the approval policy tells [`FileChanges::call_started`] of every call just
+//! before it runs, and the component runs a session's file tools one at a time, so a
+//! write-then-edit of one file shows each call's own diff however late the events arrive.
 
 use agent_host::Environment;
 use agent_protocol::ports::FsError;
@@ -17,6 +20,8 @@ const MAX_CHANGES: usize = 64;
 /// was too large or not text (then `unreadable` says so).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
+    /// The call that made it (the last one started when it was made).
+    pub call_id: Option<String>,
     pub path: String,
     pub before: Option<String>,
     pub after: Option<String>,
@@ -27,26 +32,37 @@ pub struct FileChange {
 #[derive(Debug, Default)]
 pub struct FileChanges {
     changes: Mutex<Vec<FileChange>>,
+    current_call: Mutex<Option<String>>,
 }
 
 impl FileChanges {
-    fn record(&self, change: FileChange) {
+    /// The call about to run, which the changes from now on belong to.
+    pub fn call_started(&self, call_id: &str) {
+        *lock(&self.current_call) = Some(call_id.to_string());
+    }
+
+    fn record(&self, mut change: FileChange) {
+        change.call_id = lock(&self.current_call).clone();
         let mut changes = lock(&self.changes);
         changes.push(change);
         let excess = changes.len().saturating_sub(MAX_CHANGES);
         changes.drain(..excess);
     }
 
-    /// Takes the changes made to `paths` (as a tool named them), oldest first, merging
-    /// several changes of one file into one.
-    pub fn take(&self, paths: &[String], working_dir: &str) -> Vec<FileChange> {
+    /// Takes the changes call `call_id` made to `paths` (as the tool named them), oldest
+    /// first, merging several changes of one file into one; the call's other changes are
+    /// dropped (a failed patch's rollback is not shown later).
+    pub fn take(&self, call_id: &str, paths: &[String], working_dir: &str) -> Vec<FileChange> {
         let wanted: Vec<String> = paths.iter().map(|p| normalize(p, working_dir)).collect();
         let mut changes = lock(&self.changes);
         let mut taken: Vec<FileChange> = Vec::new();
         let mut kept = Vec::new();
         for change in changes.drain(..) {
-            if !wanted.contains(&normalize(&change.path, working_dir)) {
+            if change.call_id.as_deref() != Some(call_id) {
                 kept.push(change);
+                continue;
+            }
+            if !wanted.contains(&normalize(&change.path, working_dir)) {
                 continue;
             }
             let key = normalize(&change.path, working_dir);
@@ -118,6 +134,7 @@ impl agent_host::environments::Delegating for Recording {
         self.inner.write_file(path, contents).await?;
         let after = as_text(contents).ok();
         self.changes.record(FileChange {
+            call_id: None,
             path: path.to_string(),
             before,
             unreadable: unreadable_before || after.is_none(),
@@ -130,6 +147,7 @@ impl agent_host::environments::Delegating for Recording {
         let (before, unreadable) = self.contents(path).await;
         self.inner.delete_file(path).await?;
         self.changes.record(FileChange {
+            call_id: None,
             path: path.to_string(),
             before,
             after: None,
@@ -150,19 +168,45 @@ mod tests {
         let local = agent_host::LocalEnvironment::new(dir.path()).unwrap();
         let changes = Arc::new(FileChanges::default());
         let env = Recording::new(Arc::new(local), changes.clone());
+        changes.call_started("c1");
         env.write_file("a.txt", b"new\n").await.unwrap();
         env.write_file("./a.txt", b"newer\n").await.unwrap();
         env.write_file("b.txt", b"b\n").await.unwrap();
         let cwd = env.working_directory();
-        let taken = changes.take(&["a.txt".to_string()], &cwd);
+        let taken = changes.take("c1", &["a.txt".to_string()], &cwd);
         assert_eq!(taken.len(), 1, "{taken:?}");
         assert_eq!(taken[0].before.as_deref(), Some("old\n"));
         assert_eq!(taken[0].after.as_deref(), Some("newer\n"));
         let absolute = format!("{cwd}/b.txt");
+        changes.call_started("c2");
         env.delete_file("b.txt").await.unwrap();
-        let taken = changes.take(&[absolute], &cwd);
+        let taken = changes.take("c2", &[absolute], &cwd);
         assert_eq!(taken.len(), 1);
-        assert_eq!(taken[0].before, None);
+        assert_eq!(taken[0].before, Some("b\n".to_string()));
         assert_eq!(taken[0].after, None);
+    }
+
+    /// A write then an edit of one file, both done before either call's end is shown (as
+    /// when the events lag behind the component): each call gets its own change.
+    #[tokio::test]
+    async fn each_call_gets_its_own_change_of_a_file_whatever_the_timing() {
+        let dir = tempfile::tempdir().unwrap();
+        let changes = Arc::new(FileChanges::default());
+        let local = agent_host::LocalEnvironment::new(dir.path()).unwrap();
+        let env = Recording::new(Arc::new(local), changes.clone());
+        let cwd = env.working_directory();
+        changes.call_started("write");
+        env.write_file("hello.py", b"print(1)\nprint(2)\n").await.unwrap();
+        changes.call_started("edit");
+        env.write_file("hello.py", b"print(1)\nprint(3)\n").await.unwrap();
+        let paths = ["hello.py".to_string()];
+        let edit = changes.take("edit", &paths, &cwd);
+        let write = changes.take("write", &paths, &cwd);
+        assert_eq!(write.len(), 1);
+        assert_eq!(write[0].before, None);
+        assert_eq!(write[0].after.as_deref(), Some("print(1)\nprint(2)\n"));
+        assert_eq!(edit.len(), 1);
+        assert_eq!(edit[0].before.as_deref(), Some("print(1)\nprint(2)\n"));
+        assert_eq!(edit[0].after.as_deref(), Some("print(1)\nprint(3)\n"));
     }
 }

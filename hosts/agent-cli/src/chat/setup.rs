@@ -68,9 +68,12 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
     };
     let allow_dangerous = env_options.allow_dangerous_commands;
     env_options.allow_dangerous_commands |= prompt.is_some();
-    let policy = settings.approval_policy(prompt, allow_dangerous);
-    let env = env_options.build().await.map_err(usage)?;
     let changes = Arc::new(FileChanges::default());
+    let observed = changes.clone();
+    let policy = settings
+        .approval_policy(prompt, allow_dangerous)
+        .with_call_observer(Arc::new(move |call| observed.call_started(&call.call_id)));
+    let env = env_options.build().await.map_err(usage)?;
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
     let config = settings.session_config(&target);
     let tools = crate::host_tools(env.clone(), &env_options, &args.plugins)

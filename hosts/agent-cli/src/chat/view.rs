@@ -137,7 +137,7 @@ impl ChatView {
         }
         let paths = tool.as_ref().map(|t| t.changes.clone()).unwrap_or_default();
         // Taken in any case, so a failed patch's rollback is not shown later.
-        let changes = self.changes.take(&paths, &self.working_dir);
+        let changes = self.changes.take(call_id, &paths, &self.working_dir);
         let lines = match outcome {
             ToolOutcome::Error { error } => error_lines(error, &self.palette),
             ToolOutcome::Output { .. } if !changes.is_empty() => changes

@@ -28,5 +28,5 @@ pub mod policy;
 
 pub use category::ToolCategory;
 pub use policy::{
-    AlwaysScope, ApprovalAnswer, ApprovalMode, ApprovalPolicy, ApprovalPrompt, ApprovalQuestion,
+    AlwaysScope, ApprovalAnswer, ApprovalMode, ApprovalPolicy, ApprovalPrompt, ApprovalQuestion, CallObserver,
 };

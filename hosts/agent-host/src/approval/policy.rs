@@ -66,6 +66,11 @@ pub struct ApprovalQuestion {
     pub arguments_json: String,
     /// Why the command is dangerous, when it is; such a question offers no "always".
     pub danger: Option<String>,
+    /// Set when the question is whether to run a command the sandbox refused again
+    /// without the sandbox, with all the user's rights: which sandbox refused it and the
+    /// line of its output that shows it (`workspace-write (network off): ... Permission
+    /// denied`). Such a question offers no "always".
+    pub unsandboxed: Option<String>,
     /// What answering [`ApprovalAnswer::Always`] allows for the rest of the session;
     /// `None` when "always" is not offered (dangerous commands).
     pub always: Option<AlwaysScope>,
@@ -85,6 +90,7 @@ impl ApprovalQuestion {
             summary: "write a.txt".into(),
             arguments_json: "{}".into(),
             danger: None,
+            unsandboxed: None,
             always: always.then(|| AlwaysScope::Tool("write_file".into())),
         }
     }
@@ -159,7 +165,11 @@ pub struct ApprovalPolicy {
     memory: Mutex<Remembered>,
     /// Whether this instance already belongs to one session (its memory is that session's).
     session_bound: bool,
+    observer: Option<CallObserver>,
 }
+
+/// Told of every call a session is about to decide on, in the order the calls run.
+pub type CallObserver = Arc<dyn Fn(&ApprovalRequest) + Send + Sync>;
 
 impl Default for ApprovalPolicy {
     fn default() -> Self {
@@ -187,7 +197,15 @@ impl ApprovalPolicy {
             allow_dangerous: false,
             memory: Mutex::default(),
             session_bound: false,
+            observer: None,
         }
+    }
+
+    /// Tells `observer` of every tool call before it is decided on (and so before it
+    /// runs), whatever the mode: how the chat knows which call made a file change.
+    pub fn with_call_observer(mut self, observer: CallObserver) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// Asks `prompt` where the mode (or a dangerous command) calls for asking.
@@ -214,6 +232,7 @@ impl ApprovalPolicy {
             allow_dangerous: self.allow_dangerous,
             memory: Mutex::default(),
             session_bound: false,
+            observer: self.observer.clone(),
         }
     }
 
@@ -230,6 +249,9 @@ impl ApprovalPolicy {
 
     /// The decision on one call; `host_category` is a host tool's declared category.
     pub async fn decide(&self, host_category: Option<ToolCategory>, request: &ApprovalRequest) -> Approval {
+        if let Some(observer) = &self.observer {
+            observer(request);
+        }
         let kind = match request.category {
             Kind::Command => CallKind::Command(command_of(&request.arguments_json)),
             Kind::Write => CallKind::Write,
@@ -275,6 +297,40 @@ impl ApprovalPolicy {
             }
             ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
         }
+    }
+
+    /// Whether a command the sandbox refused may run again without it, with all the
+    /// user's rights: asked only in `ask` mode with someone to ask, every time (the answer
+    /// is never remembered, "always" is not offered), as codex asks after a sandbox
+    /// denial. `None` when nobody is asked (see [`ApprovalPolicy::offers_unsandboxed_reruns`]).
+    pub async fn rerun_unsandboxed(
+        &self,
+        request: &ApprovalRequest,
+        command: &str,
+        refusal: &str,
+    ) -> Option<Approval> {
+        if !self.offers_unsandboxed_reruns() {
+            return None;
+        }
+        let prompt = self.prompt.as_ref()?;
+        // A dangerous command the user let run because the sandbox held it is labelled so
+        // again now that nothing would.
+        let question = ApprovalQuestion {
+            summary: format!("run `{command}` again without the sandbox"),
+            unsandboxed: Some(refusal.to_string()),
+            ..question(request, dangerous(command), None)
+        };
+        Some(match prompt.ask(&question).await {
+            ApprovalAnswer::Once | ApprovalAnswer::Always => Approval::Allow,
+            ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
+        })
+    }
+
+    /// Whether a command the sandbox refused is offered to run again without it: in `ask`
+    /// mode with a prompt. In `auto` mode the model is told what the sandbox refused and
+    /// the user widens the sandbox by flag or configuration if needed.
+    pub fn offers_unsandboxed_reruns(&self) -> bool {
+        self.mode == ApprovalMode::Ask && self.prompt.is_some()
     }
 
     async fn decide_dangerous(&self, request: &ApprovalRequest, command: &str, why: &str) -> Approval {
@@ -353,6 +409,7 @@ fn question(
         summary: request.summary.clone(),
         arguments_json: request.arguments_json.clone(),
         danger: danger.map(str::to_string),
+        unsandboxed: None,
         always,
     }
 }
@@ -365,7 +422,7 @@ fn denial(reason: Option<String>) -> String {
 }
 
 /// The `command` argument of a shell call (empty when missing; the core validated it).
-fn command_of(arguments_json: &str) -> String {
+pub(crate) fn command_of(arguments_json: &str) -> String {
     serde_json::from_str::<serde_json::Value>(arguments_json)
         .ok()
         .and_then(|v| v.get("command").and_then(|c| c.as_str()).map(str::to_string))

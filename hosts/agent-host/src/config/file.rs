@@ -53,6 +53,7 @@ pub struct RawLimits {
     pub default_command_timeout_ms: Option<Spanned<u64>>,
     pub max_command_timeout_ms: Option<Spanned<u64>>,
     pub enable_loop_detection: Option<Spanned<bool>>,
+    pub stale_read_guard: Option<Spanned<bool>>,
     pub loop_detection_window: Option<Spanned<u32>>,
     pub max_subagent_depth: Option<Spanned<u32>>,
     pub max_output_tokens: Option<Spanned<u32>>,
@@ -76,6 +77,7 @@ pub struct FileLimits {
     pub default_command_timeout_ms: Option<Sourced<u64>>,
     pub max_command_timeout_ms: Option<Sourced<u64>>,
     pub enable_loop_detection: Option<Sourced<bool>>,
+    pub stale_read_guard: Option<Sourced<bool>>,
     pub loop_detection_window: Option<Sourced<u32>>,
     pub max_subagent_depth: Option<Sourced<u32>>,
     pub max_output_tokens: Option<Sourced<u32>>,
@@ -258,6 +260,9 @@ impl FileLayer {
                 .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
             enable_loop_detection: raw_limits
                 .enable_loop_detection
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            stale_read_guard: raw_limits
+                .stale_read_guard
                 .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
             loop_detection_window: limit(&raw_limits.loop_detection_window),
             max_subagent_depth: limit(&raw_limits.max_subagent_depth),

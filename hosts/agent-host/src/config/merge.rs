@@ -27,6 +27,7 @@ pub struct LimitSettings {
     pub default_command_timeout_ms: Sourced<Option<u64>>,
     pub max_command_timeout_ms: Sourced<u64>,
     pub enable_loop_detection: Sourced<bool>,
+    pub stale_read_guard: Sourced<bool>,
     pub loop_detection_window: Sourced<u32>,
     pub max_subagent_depth: Sourced<u32>,
     pub max_output_tokens: Sourced<Option<u32>>,
@@ -276,6 +277,7 @@ fn merge_limits(files: &[Option<&FileLayer>; 2], max_turns: Option<u32>) -> Limi
         ),
         max_command_timeout_ms: layered!(max_command_timeout_ms, defaults.max_command_timeout_ms),
         enable_loop_detection: layered!(enable_loop_detection, defaults.enable_loop_detection),
+        stale_read_guard: layered!(stale_read_guard, defaults.stale_read_guard),
         loop_detection_window: layered!(loop_detection_window, defaults.loop_detection_window),
         max_subagent_depth: layered!(max_subagent_depth, defaults.max_subagent_depth),
         max_output_tokens: pick(

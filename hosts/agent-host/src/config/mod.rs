@@ -23,7 +23,9 @@
 //! [limits]
 //! max_turns = 50                    # and max_tool_rounds_per_input, default_command_timeout_ms,
 //!                                   # max_command_timeout_ms, enable_loop_detection,
-//!                                   # loop_detection_window, max_subagent_depth, max_output_tokens
+//!                                   # loop_detection_window, max_subagent_depth, max_output_tokens,
+//!                                   # stale_read_guard (true: refuse edits of files changed
+//!                                   # since read)
 //! [plugins]                         # the project file's [plugins] replaces the user file's
 //! [[tools]]                         # project file only
 //! ```

@@ -82,6 +82,7 @@ impl Settings {
             default_command_timeout_ms: limits.default_command_timeout_ms.value,
             max_command_timeout_ms: limits.max_command_timeout_ms.value,
             enable_loop_detection: limits.enable_loop_detection.value,
+            stale_read_guard: limits.stale_read_guard.value,
             loop_detection_window: limits.loop_detection_window.value,
             max_subagent_depth: limits.max_subagent_depth.value,
         };

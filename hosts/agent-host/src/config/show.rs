@@ -95,6 +95,7 @@ impl Settings {
             },
             sourced("limits.max_command_timeout_ms", &limits.max_command_timeout_ms),
             sourced("limits.enable_loop_detection", &limits.enable_loop_detection),
+            sourced("limits.stale_read_guard", &limits.stale_read_guard),
             sourced("limits.loop_detection_window", &limits.loop_detection_window),
             sourced("limits.max_subagent_depth", &limits.max_subagent_depth),
             sourced("limits.max_output_tokens", &limits.max_output_tokens),

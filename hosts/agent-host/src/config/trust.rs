@@ -272,6 +272,7 @@ impl Baseline {
                 max_tool_rounds_per_input,
                 max_command_timeout_ms,
                 enable_loop_detection,
+                stale_read_guard,
                 loop_detection_window,
                 max_subagent_depth
             );
@@ -365,6 +366,13 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         &mut l.enable_loop_detection,
         b.enable_loop_detection,
         "limits.enable_loop_detection",
+        |v, b| v || !b,
+        &mut ignored,
+    );
+    keep_if(
+        &mut l.stale_read_guard,
+        b.stale_read_guard,
+        "limits.stale_read_guard",
         |v, b| v || !b,
         &mut ignored,
     );

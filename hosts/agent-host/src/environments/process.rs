@@ -9,9 +9,9 @@ use crate::sandbox::{Sandbox, SandboxError};
 use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{Notify, mpsc, watch};
@@ -66,6 +66,13 @@ pub struct ProcessHandle {
     output: mpsc::UnboundedReceiver<OutputChunk>,
     result: watch::Receiver<Option<ExecResult>>,
     kill: Arc<Notify>,
+    /// Set before the result is sent when a sandboxed command failed in a way the sandbox
+    /// may explain: the stderr line that says so.
+    refusal: Arc<OnceLock<String>>,
+    /// How to run the same command without the sandbox (sandboxed shell commands only).
+    rerun: Option<UnsandboxedRerun>,
+    /// Appended to the result's stderr: what happened to the command on its way.
+    note: Option<String>,
 }
 
 impl ProcessHandle {
@@ -81,6 +88,9 @@ impl ProcessHandle {
             output,
             result,
             kill,
+            refusal: Arc::default(),
+            rerun: None,
+            note: None,
         }
     }
 
@@ -95,9 +105,33 @@ impl ProcessHandle {
 
     /// Waits for exit (or the timeout) and returns everything the process wrote.
     pub async fn wait(&mut self) -> ExecResult {
-        match self.result.wait_for(Option::is_some).await {
+        let mut result = match self.result.wait_for(Option::is_some).await {
             Ok(result) => result.clone().unwrap_or_else(lost_result),
             Err(_) => lost_result(),
+        };
+        if let Some(note) = &self.note {
+            append_line(&mut result.stderr, note);
+        }
+        result
+    }
+
+    /// Once the command has ended: the line of its stderr that shows the sandbox refused
+    /// something, when it failed in the sandbox that way; `None` otherwise.
+    pub fn sandbox_refusal(&self) -> Option<&str> {
+        self.refusal.get().map(String::as_str)
+    }
+
+    /// How to run this command again without the sandbox; `None` for a command that ran
+    /// without one, or when already taken.
+    pub fn take_unsandboxed_rerun(&mut self) -> Option<UnsandboxedRerun> {
+        self.rerun.take()
+    }
+
+    /// Adds a line to the end of the result's stderr.
+    pub fn add_note(&mut self, note: &str) {
+        match &mut self.note {
+            Some(notes) => append_line(notes, note),
+            None => self.note = Some(note.to_string()),
         }
     }
 
@@ -114,6 +148,14 @@ impl Drop for ProcessHandle {
             self.kill.notify_one();
         }
     }
+}
+
+/// `line` after `text`, on a line of its own.
+fn append_line(text: &mut String, line: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
 }
 
 fn lost_result() -> ExecResult {
@@ -139,9 +181,57 @@ pub struct RunIn<'a> {
 
 /// Starts `command` with bash: the host's variables that `policy` keeps, then the extra ones.
 pub fn spawn(command: &str, run_in: RunIn<'_>) -> Result<ProcessHandle, StartError> {
+    let rerun = run_in.sandbox.as_ref().map(|sandbox| UnsandboxedRerun {
+        command: command.to_string(),
+        cwd: run_in.cwd.to_path_buf(),
+        timeout: run_in.timeout,
+        policy: run_in.policy,
+        extra_env: run_in.extra_env.to_vec(),
+        sandbox: sandbox.describe(),
+    });
     let mut cmd = tokio::process::Command::new("/bin/bash");
     cmd.arg("-c").arg(command);
-    start(cmd, run_in)
+    let mut handle = start(cmd, run_in)?;
+    handle.rerun = rerun;
+    Ok(handle)
+}
+
+/// A shell command that ran in the sandbox, ready to run again without it: what the
+/// user may approve after the sandbox refused it (see `session_host::sandbox_rerun`).
+pub struct UnsandboxedRerun {
+    command: String,
+    cwd: PathBuf,
+    timeout: Duration,
+    policy: EnvPolicy,
+    extra_env: Vec<(String, String)>,
+    /// The sandbox it ran in, described: `workspace-write (network off)`.
+    sandbox: String,
+}
+
+impl UnsandboxedRerun {
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The sandbox the command ran in.
+    pub fn sandbox(&self) -> &str {
+        &self.sandbox
+    }
+
+    /// Starts the command again, in the same place with the same variables and timeout,
+    /// with all the user's rights.
+    pub fn start(self) -> Result<ProcessHandle, StartError> {
+        spawn(
+            &self.command,
+            RunIn {
+                cwd: &self.cwd,
+                timeout: self.timeout,
+                policy: self.policy,
+                extra_env: &self.extra_env,
+                sandbox: None,
+            },
+        )
+    }
 }
 
 /// Why a command did not start.
@@ -210,6 +300,8 @@ fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessH
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
     let kill = Arc::new(Notify::new());
+    let refusal = Arc::new(OnceLock::new());
+    let refused = refusal.clone();
     let stdout = child
         .stdout
         .take()
@@ -251,13 +343,11 @@ fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessH
         // A credential a command printed anyway (read from a file) is not handed on.
         let mut stderr = crate::secrets::redact_known(&String::from_utf8_lossy(&err));
         let failed = timed_out || exit_code != 0;
-        if let Some(note) = sandbox.filter(|_| failed).and_then(|s| s.explain_denial(&stderr)) {
-            stderr.push_str(if stderr.ends_with('\n') || stderr.is_empty() {
-                ""
-            } else {
-                "\n"
-            });
-            stderr.push_str(&note);
+        if let Some(sandbox) = sandbox.filter(|_| failed)
+            && let Some(line) = sandbox.refusal_line(&stderr)
+        {
+            append_line(&mut stderr, &sandbox.explain_denial());
+            let _ = refused.set(line);
         }
         let _ = result_tx.send(Some(ExecResult {
             stdout: crate::secrets::redact_known(&String::from_utf8_lossy(&out)),
@@ -272,6 +362,9 @@ fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessH
         output: chunk_rx,
         result: result_rx,
         kill,
+        refusal,
+        rerun: None,
+        note: None,
     })
 }
 

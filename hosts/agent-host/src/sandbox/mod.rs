@@ -283,8 +283,9 @@ impl Sandbox {
         )
     }
 
-    /// What to tell the model when a command failed in a way the sandbox may explain.
-    pub fn explain_denial(&self, stderr: &str) -> Option<String> {
+    /// The first line of a failed command's stderr that the sandbox may explain (a refused
+    /// write, read, connection or name lookup); `None` when no line looks like that.
+    pub fn refusal_line(&self, stderr: &str) -> Option<String> {
         const TELLTALES: &[&str] = &[
             "Permission denied",
             "Read-only file system",
@@ -293,9 +294,15 @@ impl Sandbox {
             "Temporary failure in name resolution",
             "Network is unreachable",
         ];
-        if !TELLTALES.iter().any(|t| stderr.contains(t)) {
-            return None;
-        }
+        let line = stderr
+            .lines()
+            .find(|line| TELLTALES.iter().any(|t| line.contains(t)))?;
+        Some(line.trim().chars().take(300).collect())
+    }
+
+    /// What to tell the model when a command failed in a way the sandbox may explain
+    /// (see [`Sandbox::refusal_line`]).
+    pub fn explain_denial(&self) -> String {
         let writable: Vec<String> = self.writable().iter().map(|p| p.display().to_string()).collect();
         let protected: Vec<String> = self
             .resolve()
@@ -321,7 +328,7 @@ impl Sandbox {
             ". Do not retry the same way: work inside the allowed places, or tell the user \
              what needs more access (agent-host --sandbox, --sandbox-network).]",
         );
-        Some(note)
+        note
     }
 
     /// Runs `true` under the full confinement once, so a kernel that cannot do what the
@@ -389,12 +396,17 @@ mod tests {
         let sandbox = Sandbox::new(&SandboxConfig::default(), &[work.path().to_path_buf()])
             .unwrap()
             .unwrap();
-        let note = sandbox.explain_denial("bash: /etc/x: Permission denied").unwrap();
+        let stderr = "making it\nbash: /etc/x: Permission denied\nbash: /etc/y: Permission denied\n";
+        assert_eq!(
+            sandbox.refusal_line(stderr).as_deref(),
+            Some("bash: /etc/x: Permission denied")
+        );
+        assert_eq!(sandbox.refusal_line("error: no such file"), None);
+        let note = sandbox.explain_denial();
         let root = work.path().canonicalize().unwrap();
         assert!(note.contains(&root.display().to_string()), "{note}");
         assert!(note.contains(".git") && note.contains("read-only"), "{note}");
         assert!(note.contains("network is off"), "{note}");
-        assert_eq!(sandbox.explain_denial("error: no such file"), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! and event stream an application holds ([`control`]).
 
 pub mod control;
+pub mod sandbox_rerun;
 pub mod state;
 
 pub use control::{AgentEvent, HistorySink, SessionControl};

@@ -4,6 +4,7 @@
 use crate::approval::{ApprovalPolicy, ToolCategory};
 use crate::environments::environment::Environment;
 use crate::session_host::control::{AgentEvent, HistorySink, SessionControl};
+use crate::session_host::sandbox_rerun::CommandCalls;
 use crate::transport::LlmTransport;
 use crate::transport::response::ResponseHandle;
 use agent_protocol::ports::{
@@ -69,6 +70,8 @@ pub struct HostState {
     /// How tool calls are approved, with the session's memory of "always" answers
     /// (shared with its subagents).
     pub approvals: Arc<ApprovalPolicy>,
+    /// Which command call each running process belongs to, for a rerun without the sandbox.
+    pub command_calls: CommandCalls,
 }
 
 /// Sessions restored without their configuration and stand-alone tool runs have no
@@ -94,6 +97,7 @@ impl HostState {
             tools: Arc::new(NoTools),
             subagents: None,
             approvals: Arc::new(ApprovalPolicy::default()),
+            command_calls: CommandCalls::default(),
         }
     }
 
@@ -165,6 +169,7 @@ impl HostState {
             _ = control.interrupted() => Approval::Deny("the user interrupted the session".to_string()),
         };
         tracing::debug!(tool = %request.tool_name, summary = %request.summary, ?decision, "approval");
+        self.command_calls.decided(&request, &decision);
         decision
     }
 

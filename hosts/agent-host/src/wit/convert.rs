@@ -359,6 +359,7 @@ pub fn session_config(c: &SessionConfig) -> api::SessionConfig {
             enable_loop_detection: c.limits.enable_loop_detection,
             loop_detection_window: c.limits.loop_detection_window,
             max_subagent_depth: c.limits.max_subagent_depth,
+            stale_read_guard: c.limits.stale_read_guard,
         },
         tool_output_limits: c
             .tool_output_limits

@@ -2,9 +2,11 @@
 //! the core's sessions and tool plugins (whose environment is wrapped in their grants).
 
 use super::core::{execution_environment as ee, types};
+use crate::approval::ApprovalPolicy;
 use crate::environments::environment::Environment;
 use crate::environments::process::ProcessHandle;
 use crate::session_host::control::SessionControl;
+use crate::session_host::sandbox_rerun::{self, CommandCalls};
 use std::sync::Arc;
 use wasmtime::Result;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
@@ -16,6 +18,32 @@ pub struct EnvView<'a> {
     /// The session's interruptions, which kill a running command; `None` for stores that
     /// are not interrupted that way (plugins are stopped by their own limits).
     pub control: Option<Arc<SessionControl>>,
+    /// Where a command the sandbox refused may be offered to run again without it: a
+    /// session's store; `None` for plugins, whose commands are not the user's to approve.
+    pub rerun: Option<RerunOffer<'a>>,
+}
+
+/// A session's approvals and the calls its processes belong to.
+pub struct RerunOffer<'a> {
+    pub approvals: &'a Arc<ApprovalPolicy>,
+    pub calls: &'a mut CommandCalls,
+}
+
+impl EnvView<'_> {
+    /// Once `process` has ended, offers to run it again without the sandbox if the sandbox
+    /// refused it (see [`sandbox_rerun`]); the marker chunk when it runs again.
+    async fn offer_rerun(&mut self, process: &Resource<ProcessHandle>) -> Result<Option<ee::OutputChunk>> {
+        let Some(offer) = &mut self.rerun else {
+            return Ok(None);
+        };
+        let Some(call) = offer.calls.take(process.rep()) else {
+            return Ok(None);
+        };
+        let approvals = offer.approvals.clone();
+        let handle = self.table.get_mut(process)?;
+        let marker = sandbox_rerun::offer(&approvals, self.control.as_ref(), &call, handle).await;
+        Ok(marker.map(Into::into))
+    }
 }
 
 /// Store data that backs `execution-environment`.
@@ -139,10 +167,18 @@ impl ee::Host for EnvView<'_> {
         &mut self,
         request: ee::SpawnRequest,
     ) -> Result<Result<Resource<ProcessHandle>, ee::SpawnError>> {
-        match self.env.spawn(request.into()).await {
-            Ok(process) => Ok(Ok(self.table.push(process)?)),
-            Err(error) => Ok(Err(error.into())),
+        let command = request.command.clone();
+        let spawned = self.env.spawn(request.into()).await;
+        let started = match spawned {
+            Ok(process) => self.table.push(process).map_err(wasmtime::Error::from),
+            Err(error) => return Ok(Err(error.into())),
+        };
+        if let Some(offer) = &mut self.rerun {
+            offer
+                .calls
+                .started(started.as_ref().ok().map(Resource::rep), &command);
         }
+        Ok(Ok(started?))
     }
 }
 
@@ -153,16 +189,24 @@ impl ee::HostProcess for EnvView<'_> {
 
     async fn read_output(&mut self, process: Resource<ProcessHandle>) -> Result<Option<ee::OutputChunk>> {
         let control = self.control.clone();
-        let process = self.table.get_mut(&process)?;
+        let handle = self.table.get_mut(&process)?;
         // An interruption kills the command; its remaining output still drains.
         tokio::select! {
-            chunk = process.read_output() => return Ok(chunk.map(Into::into)),
-            _ = interrupted(control) => process.kill(),
+            chunk = handle.read_output() => if let Some(chunk) = chunk {
+                return Ok(Some(chunk.into()));
+            },
+            _ = interrupted(control) => {
+                handle.kill();
+                return Ok(handle.read_output().await.map(Into::into));
+            }
         }
-        Ok(process.read_output().await.map(Into::into))
+        // Its output has ended: a command the sandbox refused may run again, whose output
+        // follows.
+        self.offer_rerun(&process).await
     }
 
     async fn wait(&mut self, process: Resource<ProcessHandle>) -> Result<ee::ExecResult> {
+        self.offer_rerun(&process).await?;
         let control = self.control.clone();
         let process = self.table.get_mut(&process)?;
         tokio::select! {
@@ -178,6 +222,9 @@ impl ee::HostProcess for EnvView<'_> {
     }
 
     async fn drop(&mut self, process: Resource<ProcessHandle>) -> Result<()> {
+        if let Some(offer) = &mut self.rerun {
+            offer.calls.take(process.rep());
+        }
         self.table.delete(process)?;
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! its arguments once and delegates to [`HostState`], which speaks the host's own types.
 
 use super::core::{host_tools, llm_transport as lt, session_host as sh, types};
-use super::environment::{EnvView, EnvironmentHost};
+use super::environment::{EnvView, EnvironmentHost, RerunOffer};
 use crate::session_host::state::HostState;
 use crate::transport::response::ResponseHandle;
 use wasmtime::Result;
@@ -14,6 +14,10 @@ impl EnvironmentHost for HostState {
             env: &self.env,
             table: &mut self.table,
             control: Some(self.control.clone()),
+            rerun: Some(RerunOffer {
+                approvals: &self.approvals,
+                calls: &mut self.command_calls,
+            }),
         }
     }
 }

@@ -49,6 +49,7 @@ impl EnvironmentHost for PluginState {
             env: &self.env,
             table: &mut self.table,
             control: None,
+            rerun: None,
         }
     }
 }

@@ -2,11 +2,14 @@
 //! always per tool, always per command prefix but not for a later command that writes a
 //! file through a redirection, a refusal's reason reaching the model),
 //! dangerous commands asked about in every mode and even after "always", and `agent-host
-//! run --approval ask` without a terminal refusing writes with a clear message.
+//! run --approval ask` without a terminal refusing writes with a clear message. Issue 20's
+//! offer to run a command the sandbox refused again without it is in [`sandbox_rerun`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
+#[path = "../common/mod.rs"]
 mod common;
+mod sandbox_rerun;
 
 use agent_host::approval::{
     AlwaysScope, ApprovalAnswer, ApprovalMode, ApprovalPolicy, ApprovalPrompt, ApprovalQuestion,
@@ -111,7 +114,11 @@ async fn run_asking(
 }
 
 async fn submit(runtime: &AgentRuntime, work: &Path) {
-    let env = Arc::new(LocalEnvironment::new(work).unwrap());
+    submit_in(runtime, Arc::new(LocalEnvironment::new(work).unwrap())).await;
+}
+
+/// One input to completion in a new session over `env`.
+async fn submit_in(runtime: &AgentRuntime, env: Arc<dyn agent_host::Environment>) {
     let (mut session, _events) = runtime
         .start_session(session_config("anthropic", "m"), env)
         .await
