@@ -1,7 +1,8 @@
 //! The stale-read guard (issue 21): what the agent last saw of each file, so that a change
 //! is refused when the file changed since (a command, the user or another agent wrote it)
 //! and an existing file is not overwritten unseen. Claude Code and OpenDev guard the same
-//! way. A file is "seen" when a tool read it whole or wrote it; the stamp is a hash of its
+//! way. A file is "seen" when a tool read it (read_file reads it whole even to show some
+//! lines, and a partial read counts, as in Claude Code) or wrote it; the stamp is a hash of its
 //! bytes, so timestamps of coarse file systems (or none, in the browser's memory) do not
 //! matter. Kept per session and not persisted: a resumed session reads files again.
 
@@ -69,17 +70,25 @@ impl FileStamps {
     }
 }
 
-/// The same file named as `a.txt`, `./a.txt` or by its absolute path.
+/// The same file named as `a.txt`, `./a.txt`, `src/../a.txt` or by its absolute path: the
+/// absolute path, resolved lexically (links are the environment's business).
 fn key(path: &str, working_dir: &str) -> String {
-    let relative = path
-        .strip_prefix(working_dir)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .unwrap_or(path);
-    let mut key = relative;
-    while let Some(rest) = key.strip_prefix("./") {
-        key = rest;
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{working_dir}/{path}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
     }
-    key.to_string()
+    format!("/{}", parts.join("/"))
 }
 
 fn hash(bytes: &[u8]) -> u64 {
@@ -109,6 +118,9 @@ mod tests {
         );
         stamps.saw("./a.txt", wd, b"x");
         assert_eq!(stamps.check("/w/a.txt", wd, Some(b"x"), true), Ok(()));
+        assert_eq!(stamps.check("src/../a.txt", wd, Some(b"x"), true), Ok(()));
+        assert_eq!(stamps.check("a.txt", "/w/", Some(b"x"), true), Ok(()));
+        assert_eq!(stamps.check("/w//./a.txt", wd, Some(b"x"), true), Ok(()));
         assert!(
             stamps
                 .check("a.txt", wd, Some(b"y"), false)

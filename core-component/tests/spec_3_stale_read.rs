@@ -144,3 +144,17 @@ fn a_patch_to_a_stale_or_unread_file_changes_nothing() {
 fn h_files(env: &FakeEnv) -> (String, String) {
     (env.get("a.txt").unwrap(), env.get("b.txt").unwrap())
 }
+
+#[test]
+fn deleting_then_adding_a_file_in_one_patch_still_needs_it_read() {
+    let env = FakeEnv::default();
+    env.put("c.txt", "theirs\n");
+    let stamps = FileStamps::new(true);
+    let replace = "*** Begin Patch\n*** Delete File: c.txt\n*** Add File: c.txt\n+mine\n*** End Patch\n";
+    let refused = apply_guarded(replace, &env, &stamps);
+    assert!(
+        matches!(&refused, Err(PatchError::Apply(m)) if m.contains("not read it") && m.contains("No file of this patch was changed")),
+        "{refused:?}"
+    );
+    assert_eq!(env.get("c.txt").as_deref(), Some("theirs\n"));
+}

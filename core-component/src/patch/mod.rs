@@ -145,13 +145,14 @@ impl Plan<'_> {
     /// A file the patch replaces whole (added or moved onto) must not be one the session
     /// never saw, or one that changed since.
     fn check_replaced(&self, path: &str) -> Result<(), PatchError> {
-        if self.state.contains_key(path) || !self.stamps.enabled() {
+        // Contents this patch wrote are its own; a file it deleted is still on disk.
+        if matches!(self.state.get(path), Some(Change::Write(_))) || !self.stamps.enabled() {
             return Ok(());
         }
         let current = self.env.read_file(path, None).ok();
         self.stamps
             .check(path, self.working_dir, current.as_deref(), true)
-            .map_err(PatchError::Apply)
+            .map_err(stale)
     }
 
     fn is_directory(&self, path: &str) -> bool {
@@ -182,10 +183,15 @@ impl Plan<'_> {
         })?;
         self.stamps
             .check(path, self.working_dir, Some(&bytes), false)
-            .map_err(PatchError::Apply)?;
+            .map_err(stale)?;
         String::from_utf8(bytes)
             .map_err(|_| PatchError::Apply(format!("cannot {verb} {path}: it is not a UTF-8 text file")))
     }
+}
+
+/// A refusal of the stale-read guard, saying the whole patch was refused.
+fn stale(refusal: String) -> PatchError {
+    PatchError::Apply(format!("{refusal} No file of this patch was changed."))
 }
 
 fn check_path(path: &str) -> Result<(), PatchError> {

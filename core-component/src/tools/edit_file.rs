@@ -77,6 +77,13 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     let new = new.replace("\r\n", "\n");
     let mut updated = content.clone();
     for region in regions.iter().rev() {
+        // In a file of mixed endings the line passes' regions end before `\n` but after a
+        // `\r`, which belongs to the break the file keeps.
+        let region = match pass {
+            Pass::Exact => region.clone(),
+            _ if content[region.clone()].ends_with('\r') => region.start..region.end - 1,
+            _ => region.clone(),
+        };
         let replacement = match pass {
             Pass::Exact => new.clone(),
             _ => {
@@ -119,6 +126,11 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
 /// every line starting with A), every line of `new` starts with B instead, so the
 /// replacement lands at the file's indentation rather than the model's.
 fn fit_indentation(region: &str, old: &str, new: &str) -> String {
+    if let Some(left_out) = first_indentation_left_out(region, old)
+        && !new.starts_with([' ', '\t'])
+    {
+        return format!("{left_out}{new}");
+    }
     let first_indent = |text: &str| -> Option<String> {
         text.lines()
             .find(|line| !line.trim().is_empty())
@@ -129,10 +141,21 @@ fn fit_indentation(region: &str, old: &str, new: &str) -> String {
     else {
         return new.to_string();
     };
+    let indent = |line: &str| line[..line.len() - line.trim_start().len()].to_string();
+    let relative = |text: &str, base: &str| -> Vec<Option<String>> {
+        text.lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| indent(line).strip_prefix(base).map(str::to_string))
+            .collect()
+    };
+    // The file's block must be old_string's shifted as a whole (not a first line whose
+    // indentation old_string left out while the others kept theirs), and new_string
+    // written at old_string's level throughout.
+    let shifted = relative(old, &model) == relative(region, &file);
     let consistent = new
         .lines()
         .all(|line| line.trim().is_empty() || line.starts_with(model.as_str()));
-    if model == file || written == file || written != model || !consistent {
+    if model == file || written == file || written != model || !shifted || !consistent {
         return new.to_string();
     }
     let fitted: Vec<String> = new
@@ -143,6 +166,22 @@ fn fit_indentation(region: &str, old: &str, new: &str) -> String {
         })
         .collect();
     fitted.join("\n")
+}
+
+/// The indentation of the region's first line when old_string left out just that (copied
+/// from after it, as models do) and matched every other line's indentation exactly.
+fn first_indentation_left_out(region: &str, old: &str) -> Option<String> {
+    let indent = |line: &str| line[..line.len() - line.trim_start().len()].to_string();
+    let found: Vec<&str> = region.lines().collect();
+    let wanted: Vec<&str> = old.lines().collect();
+    let (first_found, first_wanted) = (found.first()?, wanted.first()?);
+    let left_out = indent(first_found);
+    let rest_same = found.len() == wanted.len()
+        && found[1..]
+            .iter()
+            .zip(&wanted[1..])
+            .all(|(a, b)| (a.trim().is_empty() && b.trim().is_empty()) || indent(a) == indent(b));
+    (!left_out.is_empty() && indent(first_wanted).is_empty() && rest_same).then_some(left_out)
 }
 
 #[cfg(test)]
@@ -169,6 +208,16 @@ mod tests {
             fit_indentation(region, "if x:\n    y()", "        if x:\n            z()"),
             "        if x:\n            z()",
             "new already at the file's indentation: as written"
+        );
+        // Only the first line's indentation was left out: the first line gets it back, the
+        // others stay as written.
+        assert_eq!(
+            fit_indentation(
+                "    if x:  \n        y()",
+                "if x:\n        y()",
+                "if x:\n        z()"
+            ),
+            "    if x:\n        z()"
         );
     }
 }

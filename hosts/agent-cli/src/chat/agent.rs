@@ -4,6 +4,7 @@
 //! session closed by an LLM error is reopened so the conversation goes on; `/model`,
 //! `/effort` and `/reset` act on the idle session.
 
+use super::file_changes::FileChanges;
 use agent_host::Environment;
 use agent_host::embed::{Error, Event, Events, Host, Outcome, Session, SessionHandle, SessionOptions};
 use agent_host::persist::SessionStore;
@@ -47,6 +48,8 @@ pub struct Agent {
     running: Option<JoinHandle<SubmitResult>>,
     events: Events,
     events_open: bool,
+    /// Told of each new session, whose file changes the chat shows.
+    changes: Arc<FileChanges>,
 }
 
 impl Agent {
@@ -55,8 +58,10 @@ impl Agent {
         env: Arc<dyn Environment>,
         config: SessionConfig,
         store: Option<SessionStore>,
+        changes: Arc<FileChanges>,
     ) -> Result<Self, Error> {
         let session = open(&host, &env, &config, store.as_ref()).await?;
+        changes.follow_session(session.id());
         Ok(Self {
             host,
             env,
@@ -66,6 +71,7 @@ impl Agent {
             session: Arc::new(session),
             running: None,
             events_open: true,
+            changes,
         })
     }
 
@@ -206,6 +212,7 @@ impl Agent {
         let mut config = self.config.clone();
         config.session_id = None;
         let session = open(&self.host, &self.env, &config, self.store.as_ref()).await?;
+        self.changes.follow_session(session.id());
         let _ = self.session.close().await;
         self.events = session.events();
         self.events_open = true;

@@ -5,6 +5,9 @@
 //! made it: the approval policy tells [`FileChanges::call_started`] of every call just
 //! before it runs, and the component runs a session's file tools one at a time, so a
 //! write-then-edit of one file shows each call's own diff however late the events arrive.
+//! Only the chat's own session is followed ([`FileChanges::follow_session`]): subagents
+//! run concurrently through the same environment and their diffs are not shown, so their
+//! calls must not take the slot while the session's own call writes.
 
 use agent_host::Environment;
 use agent_protocol::ports::FsError;
@@ -33,11 +36,26 @@ pub struct FileChange {
 pub struct FileChanges {
     changes: Mutex<Vec<FileChange>>,
     current_call: Mutex<Option<String>>,
+    /// The chat's session; `None`: every session's calls count.
+    session: Mutex<Option<String>>,
 }
 
 impl FileChanges {
-    /// The call about to run, which the changes from now on belong to.
-    pub fn call_started(&self, call_id: &str) {
+    /// Follows the calls of `session_id` (the chat's session, anew after `/reset`) only.
+    pub fn follow_session(&self, session_id: &str) {
+        *lock(&self.session) = Some(session_id.to_string());
+        *lock(&self.current_call) = None;
+    }
+
+    /// A call of `session_id` about to run, which the changes from now on belong to when
+    /// the session is the one followed.
+    pub fn call_started(&self, session_id: &str, call_id: &str) {
+        if lock(&self.session)
+            .as_deref()
+            .is_some_and(|followed| followed != session_id)
+        {
+            return;
+        }
         *lock(&self.current_call) = Some(call_id.to_string());
     }
 
@@ -168,7 +186,7 @@ mod tests {
         let local = agent_host::LocalEnvironment::new(dir.path()).unwrap();
         let changes = Arc::new(FileChanges::default());
         let env = Recording::new(Arc::new(local), changes.clone());
-        changes.call_started("c1");
+        changes.call_started("s", "c1");
         env.write_file("a.txt", b"new\n").await.unwrap();
         env.write_file("./a.txt", b"newer\n").await.unwrap();
         env.write_file("b.txt", b"b\n").await.unwrap();
@@ -178,7 +196,7 @@ mod tests {
         assert_eq!(taken[0].before.as_deref(), Some("old\n"));
         assert_eq!(taken[0].after.as_deref(), Some("newer\n"));
         let absolute = format!("{cwd}/b.txt");
-        changes.call_started("c2");
+        changes.call_started("s", "c2");
         env.delete_file("b.txt").await.unwrap();
         let taken = changes.take("c2", &[absolute], &cwd);
         assert_eq!(taken.len(), 1);
@@ -195,9 +213,13 @@ mod tests {
         let local = agent_host::LocalEnvironment::new(dir.path()).unwrap();
         let env = Recording::new(Arc::new(local), changes.clone());
         let cwd = env.working_directory();
-        changes.call_started("write");
+        changes.follow_session("chat");
+        changes.call_started("chat", "write");
         env.write_file("hello.py", b"print(1)\nprint(2)\n").await.unwrap();
-        changes.call_started("edit");
+        changes.call_started("chat", "edit");
+        // A subagent's call starting meanwhile does not take the edit's change.
+        changes.call_started("subagent", "edit");
+        changes.call_started("subagent", "x");
         env.write_file("hello.py", b"print(1)\nprint(3)\n").await.unwrap();
         let paths = ["hello.py".to_string()];
         let edit = changes.take("edit", &paths, &cwd);

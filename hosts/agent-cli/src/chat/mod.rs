@@ -71,7 +71,15 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
             Err(message) => return fail(exit::USAGE, message),
         },
     };
-    let agent = match agent::Agent::start(prepared.host, prepared.env, prepared.config, store).await {
+    let agent = match agent::Agent::start(
+        prepared.host,
+        prepared.env,
+        prepared.config,
+        store,
+        prepared.changes.clone(),
+    )
+    .await
+    {
         Ok(agent) => agent,
         Err(e) => {
             let (code, message) = crate::sessions::start_failure(e);

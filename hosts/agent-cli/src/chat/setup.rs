@@ -72,7 +72,9 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
     let observed = changes.clone();
     let policy = settings
         .approval_policy(prompt, allow_dangerous)
-        .with_call_observer(Arc::new(move |call| observed.call_started(&call.call_id)));
+        .with_call_observer(Arc::new(move |call| {
+            observed.call_started(&call.session_id, &call.call_id)
+        }));
     let env = env_options.build().await.map_err(usage)?;
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
     let config = settings.session_config(&target);
