@@ -222,16 +222,18 @@ fn apply_chunks(old: &str, chunks: &[Chunk], path: &str) -> Result<String, Patch
             }
         }
         let mut ops = chunk.lines.clone();
-        if parser::old_lines(&ops).is_empty() {
+        let mut old_lines = parser::old_lines(&ops);
+        if old_lines.is_empty() {
             // Only additions: they go at the end of the file.
             replacements.push((lines.len(), 0, file.replacement(&ops, lines.len())));
             continue;
         }
-        let mut found = seek::seek(lines, &parser::old_lines(&ops), index, chunk.at_end_of_file);
+        let mut found = seek::seek(lines, &old_lines, index, chunk.at_end_of_file);
         // A trailing empty line in the chunk often stands for the file's final newline.
-        if found.is_none() && parser::old_lines(&ops).last().is_some_and(String::is_empty) {
+        if found.is_none() && old_lines.last().is_some_and(String::is_empty) {
             drop_final_blank(&mut ops);
-            found = seek::seek(lines, &parser::old_lines(&ops), index, chunk.at_end_of_file);
+            old_lines = parser::old_lines(&ops);
+            found = seek::seek(lines, &old_lines, index, chunk.at_end_of_file);
         }
         let Some((start, _pass)) = found else {
             return Err(PatchError::Apply(format!(
@@ -239,7 +241,7 @@ fn apply_chunks(old: &str, chunks: &[Chunk], path: &str) -> Result<String, Patch
                 chunk.old_lines().join("\n")
             )));
         };
-        let length = parser::old_lines(&ops).len();
+        let length = old_lines.len();
         replacements.push((start, length, file.replacement(&ops, start)));
         index = start + length;
     }

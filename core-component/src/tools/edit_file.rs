@@ -134,14 +134,13 @@ fn fit_indentation(region: &str, old: &str, new: &str) -> String {
     let first_indent = |text: &str| -> Option<String> {
         text.lines()
             .find(|line| !line.trim().is_empty())
-            .map(|line| line[..line.len() - line.trim_start().len()].to_string())
+            .map(|line| indent(line).to_string())
     };
     let (Some(model), Some(file), Some(written)) =
         (first_indent(old), first_indent(region), first_indent(new))
     else {
         return new.to_string();
     };
-    let indent = |line: &str| line[..line.len() - line.trim_start().len()].to_string();
     let relative = |text: &str, base: &str| -> Vec<Option<String>> {
         text.lines()
             .filter(|line| !line.trim().is_empty())
@@ -171,7 +170,6 @@ fn fit_indentation(region: &str, old: &str, new: &str) -> String {
 /// The indentation of the region's first line when old_string left out just that (copied
 /// from after it, as models do) and matched every other line's indentation exactly.
 fn first_indentation_left_out(region: &str, old: &str) -> Option<String> {
-    let indent = |line: &str| line[..line.len() - line.trim_start().len()].to_string();
     let found: Vec<&str> = region.lines().collect();
     let wanted: Vec<&str> = old.lines().collect();
     let (first_found, first_wanted) = (found.first()?, wanted.first()?);
@@ -181,7 +179,12 @@ fn first_indentation_left_out(region: &str, old: &str) -> Option<String> {
             .iter()
             .zip(&wanted[1..])
             .all(|(a, b)| (a.trim().is_empty() && b.trim().is_empty()) || indent(a) == indent(b));
-    (!left_out.is_empty() && indent(first_wanted).is_empty() && rest_same).then_some(left_out)
+    (!left_out.is_empty() && indent(first_wanted).is_empty() && rest_same).then(|| left_out.to_string())
+}
+
+/// A line's leading whitespace.
+fn indent(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
 }
 
 #[cfg(test)]

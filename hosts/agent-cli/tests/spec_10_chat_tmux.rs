@@ -488,6 +488,39 @@ async fn ctrl_d_at_the_prompt_exits_cleanly() {
     assert_eq!(chat.pane.wait_for_exit().await, 0);
 }
 
+/// Issue 20 review: a command padded so that its tail lies past the terminal's edge. When the
+/// sandbox refuses its tail, the question to run it again without the sandbox is written
+/// out whole, so the user sees what would run before saying yes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rerun_question_shows_the_whole_command_however_long() {
+    require_tmux!();
+    let outside = tempfile::tempdir().unwrap();
+    let command = format!(
+        "echo tests pass{}; echo x > {}/HIDDEN-TAIL",
+        " ".repeat(200),
+        outside.path().display()
+    );
+    let chat = start_chat_with(
+        vec![
+            message(&[tool_use("t1", "shell", json!({ "command": command }))]),
+            message(&[text("Done.")]),
+        ],
+        &[],
+        &["--approval", "ask"],
+    )
+    .await;
+    chat.pane.enter("run the tests");
+    chat.pane.wait_for("? allow shell: run").await;
+    chat.pane.enter("y");
+    chat.pane.wait_for("RUN WITHOUT THE SANDBOX").await;
+    // Only the rerun question says this, and its end is past the row's edge.
+    let screen = chat.pane.wait_for("HIDDEN-TAIL` again without the sandbox").await;
+    assert!(screen.contains("Permission denied"), "{screen}");
+    chat.pane.enter("n");
+    chat.pane.wait_for("Done.").await;
+    assert!(!outside.path().join("HIDDEN-TAIL").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_ask_mode_a_typed_line_answers_the_approval_question() {
     require_tmux!();

@@ -120,6 +120,12 @@ impl Driver {
                 }
                 Wake::Input(input) => self.on_input(input).await,
                 Wake::Question(Some(question)) => {
+                    // The question's row is cut at the terminal's width; a question whose
+                    // "yes" lifts a guard is also written out whole, so the end of a long
+                    // command cannot hide past the edge.
+                    if question.question.danger.is_some() || question.question.unsandboxed.is_some() {
+                        self.screen.line(&self.palette.red(&question.line()));
+                    }
                     self.pending = Some(question);
                     Flow::Continue
                 }

@@ -166,6 +166,8 @@ pub struct ApprovalPolicy {
     /// Whether this instance already belongs to one session (its memory is that session's).
     session_bound: bool,
     observer: Option<CallObserver>,
+    /// Whether `ask` mode offers to run a command the sandbox refused again without it.
+    unsandboxed_reruns: bool,
 }
 
 /// Told of every call a session is about to decide on, in the order the calls run.
@@ -198,6 +200,7 @@ impl ApprovalPolicy {
             memory: Mutex::default(),
             session_bound: false,
             observer: None,
+            unsandboxed_reruns: true,
         }
     }
 
@@ -205,6 +208,13 @@ impl ApprovalPolicy {
     /// runs), whatever the mode: how the chat knows which call made a file change.
     pub fn with_call_observer(mut self, observer: CallObserver) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Whether `ask` mode may offer reruns without the sandbox (on by default); off where
+    /// `ask` was chosen by someone who must not open that door (an untrusted project).
+    pub fn offer_unsandboxed_reruns(mut self, offer: bool) -> Self {
+        self.unsandboxed_reruns = offer;
         self
     }
 
@@ -233,6 +243,7 @@ impl ApprovalPolicy {
             memory: Mutex::default(),
             session_bound: false,
             observer: self.observer.clone(),
+            unsandboxed_reruns: self.unsandboxed_reruns,
         }
     }
 
@@ -330,7 +341,7 @@ impl ApprovalPolicy {
     /// mode with a prompt. In `auto` mode the model is told what the sandbox refused and
     /// the user widens the sandbox by flag or configuration if needed.
     pub fn offers_unsandboxed_reruns(&self) -> bool {
-        self.mode == ApprovalMode::Ask && self.prompt.is_some()
+        self.unsandboxed_reruns && self.mode == ApprovalMode::Ask && self.prompt.is_some()
     }
 
     async fn decide_dangerous(&self, request: &ApprovalRequest, command: &str, why: &str) -> Approval {

@@ -114,8 +114,13 @@ impl Settings {
         prompt: Option<Arc<dyn ApprovalPrompt>>,
         allow_dangerous_commands: bool,
     ) -> ApprovalPolicy {
-        let policy =
-            ApprovalPolicy::new(self.approval.value).allow_dangerous_commands(allow_dangerous_commands);
+        // An untrusted project may choose `ask` (it is stricter than the user's `auto`), but
+        // not the reruns without the sandbox that `ask` offers.
+        let untrusted_choice =
+            self.untrusted_project.is_some() && matches!(self.approval.source, Source::ProjectFile { .. });
+        let policy = ApprovalPolicy::new(self.approval.value)
+            .allow_dangerous_commands(allow_dangerous_commands)
+            .offer_unsandboxed_reruns(!untrusted_choice);
         match prompt {
             Some(prompt) => policy.with_prompt(prompt),
             None => policy,

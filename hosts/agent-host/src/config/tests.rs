@@ -127,3 +127,26 @@ fn the_session_configuration_carries_effort_and_limits() {
     assert_eq!(config.limits.max_command_timeout_ms, 600_000);
     assert_eq!(config.max_output_tokens, Some(999));
 }
+
+/// Issue 20 review: `approval = "ask"` in an untrusted project is kept (it is stricter),
+/// but must not open the rerun-without-the-sandbox question that `ask` brings.
+#[test]
+fn an_untrusted_projects_ask_mode_offers_no_rerun_without_the_sandbox() {
+    struct Never;
+    #[async_trait::async_trait]
+    impl crate::approval::ApprovalPrompt for Never {
+        async fn ask(&self, _: &crate::approval::ApprovalQuestion) -> crate::approval::ApprovalAnswer {
+            crate::approval::ApprovalAnswer::Deny { reason: None }
+        }
+    }
+    let mut s = settings("approval = \"ask\"\n", &[]).unwrap();
+    let prompt = || Some(std::sync::Arc::new(Never) as std::sync::Arc<dyn crate::approval::ApprovalPrompt>);
+    assert!(s.approval_policy(prompt(), false).offers_unsandboxed_reruns());
+    s.untrusted_project = Some(crate::config::trust::UntrustedProject {
+        file: "/p/.agent/config.toml".into(),
+        ignored: Vec::new(),
+    });
+    let policy = s.approval_policy(prompt(), false);
+    assert_eq!(policy.mode(), crate::approval::ApprovalMode::Ask);
+    assert!(!policy.offers_unsandboxed_reruns());
+}

@@ -168,17 +168,17 @@ impl ee::Host for EnvView<'_> {
         request: ee::SpawnRequest,
     ) -> Result<Result<Resource<ProcessHandle>, ee::SpawnError>> {
         let command = request.command.clone();
-        let spawned = self.env.spawn(request.into()).await;
-        let started = match spawned {
-            Ok(process) => self.table.push(process).map_err(wasmtime::Error::from),
-            Err(error) => return Ok(Err(error.into())),
+        let started = match self.env.spawn(request.into()).await {
+            Ok(process) => Ok(self.table.push(process)?),
+            Err(error) => Err(error.into()),
         };
+        // A process that did not start uses its call's approval up too.
         if let Some(offer) = &mut self.rerun {
             offer
                 .calls
                 .started(started.as_ref().ok().map(Resource::rep), &command);
         }
-        Ok(Ok(started?))
+        Ok(started)
     }
 }
 
