@@ -26,6 +26,7 @@ mod sessions;
 mod terminal_prompt;
 mod terminal_text;
 mod trust_cmd;
+mod undo_cmd;
 
 /// Exit codes a script can rely on.
 mod exit {
@@ -93,6 +94,9 @@ enum Command {
     /// Continue a saved session in a fresh instance over its workspace: with TASK, or the
     /// input it was interrupted in.
     Resume(sessions::ResumeArgs),
+    /// Put a saved session's files back as they were before one of its inputs (from the
+    /// checkpoints recorded before each input), saying which files it restores.
+    Undo(undo_cmd::UndoArgs),
     /// Run one tool through the component and print its output.
     Tool {
         /// Tool name, e.g. read_file.
@@ -193,6 +197,9 @@ async fn async_main() -> ExitCode {
     if let Command::Trust(args) = cli.command {
         return trust_cmd::run(args);
     }
+    if let Command::Undo(args) = cli.command {
+        return undo_cmd::undo(args);
+    }
     let component = match locate_component(cli.component) {
         Ok(path) => path,
         Err(message) => return fail(exit::USAGE, message),
@@ -236,7 +243,9 @@ async fn async_main() -> ExitCode {
         Command::Chat(args) => chat::run(component, args).await,
         Command::Sessions(args) => sessions::list(args),
         Command::Resume(args) => sessions::resume(component, args).await,
-        Command::Plugin { .. } | Command::Config { .. } | Command::Trust(_) => ExitCode::SUCCESS,
+        Command::Plugin { .. } | Command::Config { .. } | Command::Trust(_) | Command::Undo(_) => {
+            ExitCode::SUCCESS
+        }
     }
 }
 

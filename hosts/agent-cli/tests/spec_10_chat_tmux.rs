@@ -376,6 +376,62 @@ async fn effort_and_model_changes_reach_the_next_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_and_rewind_put_the_files_back_and_the_model_is_told() {
+    require_tmux!();
+    let write = |id: &str, path: &str, content: &str| {
+        message(&[tool_use(
+            id,
+            "write_file",
+            json!({"file_path": path, "content": content}),
+        )])
+    };
+    let chat = start_chat(
+        vec![
+            write("t1", "one.txt", "1"),
+            message(&[text("Wrote one.")]),
+            write("t2", "two.txt", "2"),
+            message(&[text("Wrote two.")]),
+            message(&[text("Understood.")]),
+        ],
+        &[],
+    )
+    .await;
+    std::fs::write(chat.work.path().join("mine.txt"), b"the user's").unwrap();
+    chat.pane.enter("write one");
+    chat.pane.wait_for("Wrote one.").await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("write two");
+    chat.pane.wait_for("Wrote two.").await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("/rewind");
+    let screen = chat.pane.wait_for("`/rewind N` puts the files back").await;
+    assert!(
+        screen.contains("write one") && screen.contains("write two"),
+        "{screen}"
+    );
+    chat.pane.enter("/undo");
+    chat.pane.wait_for("removed   two.txt").await;
+    assert!(!chat.work.path().join("two.txt").exists());
+    assert!(chat.work.path().join("one.txt").exists());
+    chat.pane.enter("/rewind 1");
+    chat.pane.wait_for("removed   one.txt").await;
+    chat.pane.enter("/undo");
+    chat.pane.wait_for("no checkpoint to go back to").await;
+    assert_eq!(
+        std::fs::read(chat.work.path().join("mine.txt")).unwrap(),
+        b"the user's"
+    );
+    chat.pane.enter("what changed?");
+    chat.pane.wait_for("Understood.").await;
+    let last = conversation(&chat.server.requests()[4].json()).pop().unwrap();
+    assert!(
+        last.contains("before input 2 (\"two.txt\")") && last.contains("before input 1 (\"one.txt\")"),
+        "{last}"
+    );
+    assert!(last.ends_with("what changed?"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_starts_a_new_conversation() {
     require_tmux!();
     let chat = start_chat(

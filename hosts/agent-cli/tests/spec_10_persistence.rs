@@ -7,14 +7,14 @@
 
 mod common;
 
+use agent_host::LocalEnvironment;
 use agent_host::config::session_config;
 use agent_host::embed::{Host, ResumeOptions, Session, SessionOptions, StopReason};
 use agent_host::persist::{SessionStore, read_events};
 use agent_host::protocol as api;
 use agent_host::protocol::{EventData, EventKind, Warning};
 use agent_host::runtime::InstanceOptions;
-use agent_host::{Endpoints, LocalEnvironment};
-use common::{agent_host, stderr, stdout};
+use common::{agent_host, agent_host_at, stderr, stdout};
 use scripted_llm::anthropic::{message, text, thinking, tool_use};
 use scripted_llm::{RecordedRequest, Reply, ScriptedServer};
 use serde_json::{Value, json};
@@ -24,15 +24,6 @@ use std::time::{Duration, Instant};
 
 async fn server(replies: Vec<Reply>) -> ScriptedServer {
     ScriptedServer::replying(replies).await
-}
-
-/// `agent-host` with its sessions in `state` and its LLM at `server`.
-fn agent_host_at(state: &Path, server: &ScriptedServer) -> tokio::process::Command {
-    let mut cmd = agent_host();
-    cmd.env("AGENT_HOST_STATE_DIR", state)
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key");
-    cmd
 }
 
 /// A request's conversation as one line per content block: `role:type:id-or-text`.
@@ -457,19 +448,6 @@ async fn no_persist_saves_nothing() {
     assert!(!stderr(&output).contains("resume with"));
 }
 
-/// The library: a host against `server`.
-async fn host_at(server: &ScriptedServer) -> Host {
-    let url = server.base_url();
-    let endpoints = Endpoints::from_lookup(move |name| (name == "ANTHROPIC_BASE_URL").then(|| url.clone()));
-    Host::builder()
-        .component(common::component())
-        .cache_dir(common::cache_dir())
-        .endpoints(endpoints)
-        .build()
-        .await
-        .unwrap()
-}
-
 /// A session in `env`, saved in `store` when there is one.
 fn options(env: Arc<LocalEnvironment>, store: Option<&SessionStore>) -> SessionOptions {
     SessionOptions {
@@ -492,7 +470,7 @@ struct Saved {
 }
 
 async fn saved_session(llm: &ScriptedServer) -> Saved {
-    let host = host_at(llm).await;
+    let host = common::host_at(llm).await;
     let state = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let store = SessionStore::new(state.path());
@@ -575,7 +553,7 @@ async fn a_failed_instance_is_restarted_from_the_journal_and_the_input_goes_on()
         message(&[text("Picked up.")]),
     ])
     .await;
-    let host = host_at(&llm).await;
+    let host = common::host_at(&llm).await;
     let work = tempfile::tempdir().unwrap();
     let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
     // No store: the journal in memory is enough to restart.

@@ -13,6 +13,7 @@
 //! (events, history, configuration) is the [`protocol`] crate's.
 
 pub mod approval;
+pub mod checkpoints;
 pub mod compile_cache;
 pub mod config;
 pub mod embed;

@@ -272,8 +272,30 @@ export interface SubmitOutcome {
 }
 
 export class AgentError extends Error {
-  readonly kind: 'closed' | 'busy' | 'invalid-config' | 'llm' | 'internal';
+  readonly kind: 'closed' | 'busy' | 'invalid-config' | 'llm' | 'internal' | 'checkpoints';
   readonly detail?: string;
+}
+
+/** The workspace's files recorded before one input. */
+export interface Checkpoint {
+  /** The input's number in the session, from 1. */
+  input: number;
+  /** The input's first line, shortened. */
+  label: string;
+  createdMs: number;
+  /** Files recorded. */
+  files: number;
+}
+
+/** What a restore changed. */
+export interface Restored {
+  /** The files are as they were before this input. */
+  input: number;
+  /** Written back (changed or deleted since). */
+  restored: string[];
+  /** Created since, removed. */
+  removed: string[];
+  failed: { path: string; reason: string }[];
 }
 
 export class AgentSession {
@@ -288,6 +310,12 @@ export class AgentSession {
   setReasoningEffort(effort: 'low' | 'medium' | 'high' | undefined): void;
   history(): unknown[];
   snapshot(): string;
+  /** The workspace's checkpoints, recorded before each input (none with an `environment` option). */
+  checkpoints(): Checkpoint[];
+  /** Puts the files back as they were before input `n`; the model is told with the next input. */
+  restore(n: number): Restored;
+  /** `restore` to the latest checkpoint (again: one input further back). */
+  undo(): Restored;
   describe(): Record<string, any>;
   close(): void;
   on(listener: (event: AgentEvent) => void): () => void;

@@ -2,6 +2,7 @@
 // (events out; steering, follow-ups and interruptions in), plus approvals, JavaScript tools
 // and subagents, over one component instance per session.
 
+import { Checkpoints } from './checkpoints.js';
 import { instantiateCore } from './component.js';
 import { sessionConfig } from './config.js';
 import { executionEnvironment } from './environment.js';
@@ -49,6 +50,8 @@ export class AgentSession {
   #wakers = new Set();
   #state = 'idle';
   #subagents;
+  /** The workspace recorded before each input; none over an environment of the caller's. */
+  #checkpoints;
   /** Events emitted before anyone listened (SESSION_START comes from the constructor). */
   #backlog = [];
 
@@ -65,6 +68,7 @@ export class AgentSession {
   constructor(options) {
     if (!options?.workspace) throw new Error('AgentSession.open needs a workspace (a MemoryWorkspace)');
     this.#options = options;
+    if (!options.environment) this.#checkpoints = new Checkpoints(options.workspace);
     this.#subagents = new Subagents(this, options, (childOptions) => AgentSession.open(childOptions));
   }
 
@@ -103,7 +107,9 @@ export class AgentSession {
     if (this.#state === 'processing') throw new AgentError('busy', 'an input is already being processed; steer it instead');
     this.#state = 'processing';
     try {
-      return await this.#core.submit(input);
+      this.#checkpoints?.record(input);
+      const note = this.#checkpoints?.takeNote();
+      return await this.#core.submit(note ? `${note}\n\n${input}` : String(input));
     } catch (e) {
       throw agentError(e);
     } finally {
@@ -112,6 +118,45 @@ export class AgentSession {
       if (this.#input.signal.aborted && this.#interruption === undefined) this.#input = new AbortController();
       this.#state = this.#core.state();
     }
+  }
+
+  /**
+   * The checkpoints recorded before each input, oldest first.
+   * @returns {{input: number, label: string, createdMs: number, files: number}[]}
+   */
+  checkpoints() {
+    return this.#checkpointsOrThrow().list();
+  }
+
+  /**
+   * Puts the workspace's files back as they were before input `n` (numbered from 1), saying
+   * which files changed; the model is told with the next input.
+   */
+  restore(n) {
+    if (!Number.isInteger(n) || n < 1) throw new AgentError('checkpoints', `restore takes an input number (1 or more), not ${n}`);
+    return this.#restoreTo(n);
+  }
+
+  /** `restore` to the latest checkpoint: undoes the last input (again: one further back). */
+  undo() {
+    return this.#restoreTo(undefined);
+  }
+
+  #restoreTo(n) {
+    const checkpoints = this.#checkpointsOrThrow();
+    if (this.#state === 'processing') throw new AgentError('busy', 'an input is being processed; restore when it ends');
+    try {
+      return checkpoints.restore(n);
+    } catch (error) {
+      throw new AgentError('checkpoints', error.message);
+    }
+  }
+
+  #checkpointsOrThrow() {
+    if (!this.#checkpoints) {
+      throw new AgentError('checkpoints', 'this session has none: only a session over its MemoryWorkspace (no environment option) has checkpoints');
+    }
+    return this.#checkpoints;
   }
 
   /** Queues a message injected into the conversation after the current tool round. */

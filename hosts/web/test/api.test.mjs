@@ -71,6 +71,51 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
     assert.match(resultText(failed), /lookup_weather failed: no such city: Atlantis/);
   });
 
+  test('checkpoints: three inputs change files, restore(1) puts every byte back, the model is told', async () => {
+    const server = await startScriptedServer({
+      anthropic: [
+        [tool('r1', 'read_file', { file_path: 'a.txt' })],
+        [tool('w1', 'write_file', { file_path: 'a.txt', content: 'a1' })],
+        [text('Done 1.')],
+        [tool('w2', 'write_file', { file_path: 'b.txt', content: 'b' })],
+        [text('Done 2.')],
+        [tool('w3', 'write_file', { file_path: 'deep/c.txt', content: 'c' })],
+        [text('Done 3.')],
+        [text('Noted.')],
+      ],
+    });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const workspace = new MemoryWorkspace({ 'a.txt': 'a0', 'keep.md': 'kept' });
+      const session = await AgentSession.open({ workspace, endpoints: { local: { baseUrl: url } }, config: { endpoint: 'local' } });
+      for (const input of ['input 1', 'input 2', 'input 3']) await session.submit(input);
+      const changed = workspace.toObject();
+      const listed = session.checkpoints().map((c) => `${c.input}:${c.label}:${c.files}`);
+      const undone = session.undo();
+      const restored = session.restore(1);
+      let error;
+      try {
+        session.restore(2);
+      } catch (e) {
+        error = `${e.kind}: ${e.detail}`;
+      }
+      await session.submit('input 4');
+      session.close();
+      return { changed, listed, undone, restored, after: workspace.toObject(), error };
+    }, server.url);
+    assert.deepEqual(result.changed, { 'a.txt': 'a1', 'b.txt': 'b', 'deep/c.txt': 'c', 'keep.md': 'kept' });
+    assert.deepEqual(result.listed, ['1:input 1:2', '2:input 2:2', '3:input 3:3']);
+    assert.deepEqual(result.undone, { input: 3, restored: [], removed: ['deep/c.txt'], failed: [] });
+    assert.deepEqual(result.restored, { input: 1, restored: ['a.txt'], removed: ['b.txt'], failed: [] });
+    assert.deepEqual(result.after, { 'a.txt': 'a0', 'deep/': null, 'keep.md': 'kept' });
+    assert.match(result.error, /^checkpoints: there is no checkpoint before input 2/);
+    const requests = await server.stop();
+    const { content } = JSON.parse(requests.at(-1).body).messages.at(-1);
+    const last = typeof content === 'string' ? content : content.map((b) => b.text ?? '').join('');
+    assert.match(last, /restored the workspace's files to how they were before input 3 \("deep\/c.txt"\)/);
+    assert.match(last, /before input 1 \("a.txt", "b.txt"\)[^]*input 4$/);
+  });
+
   test('a denied approval leaves the workspace untouched and tells the model why', async () => {
     const server = await startScriptedServer({
       anthropic: [[tool('w1', 'write_file', { file_path: 'secret.txt', content: 'x' })], [text('Understood.')]],

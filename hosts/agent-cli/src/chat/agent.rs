@@ -84,6 +84,15 @@ impl Agent {
         &self.config
     }
 
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The folder the agent works in.
+    pub fn workspace(&self) -> std::path::PathBuf {
+        self.env.working_directory().into()
+    }
+
     pub fn session_id(&self) -> &str {
         self.session.id()
     }

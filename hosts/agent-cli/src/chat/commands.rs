@@ -13,11 +13,15 @@ pub enum SlashCommand {
     /// Show the reasoning effort, or set it (`None`: the model's default).
     Effort(Option<Option<ReasoningEffort>>),
     Reset,
+    /// Put the files back as they were before the last input (again: one further back).
+    Undo,
+    /// List the checkpoints, or put the files back as they were before input N.
+    Rewind(Option<u32>),
     Quit,
 }
 
 /// Each command with its one-line description, for `/help` and for mistakes.
-pub const COMMANDS: [(&str, &str); 5] = [
+pub const COMMANDS: [(&str, &str); 7] = [
     ("/help", "list these commands"),
     (
         "/model [NAME]",
@@ -28,6 +32,14 @@ pub const COMMANDS: [(&str, &str); 5] = [
         "show or set the reasoning effort",
     ),
     ("/reset", "forget this conversation and start a new session"),
+    (
+        "/undo",
+        "put the files back as they were before the last input (again: one further back)",
+    ),
+    (
+        "/rewind [N]",
+        "list the checkpoints, or put the files back as they were before input N",
+    ),
     (
         "/quit",
         "close the session and leave (also Ctrl-D, or Ctrl-C twice)",
@@ -58,6 +70,15 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
             )),
         },
         "/reset" | "/new" | "/clear" => no_argument(SlashCommand::Reset),
+        "/undo" => no_argument(SlashCommand::Undo),
+        "/rewind" => match argument.map(str::parse::<u32>) {
+            None => Ok(SlashCommand::Rewind(None)),
+            Some(Ok(n)) if n > 0 => Ok(SlashCommand::Rewind(Some(n))),
+            Some(_) => Err(format!(
+                "/rewind takes an input number (1 or more), not {:?}",
+                argument.unwrap_or_default()
+            )),
+        },
         "/quit" | "/exit" | "/q" => no_argument(SlashCommand::Quit),
         other => Err(format!("unknown command {other}\n{}", help())),
     };
@@ -108,10 +129,31 @@ pub async fn apply(command: SlashCommand, agent: &mut Agent, p: &Palette) -> Str
             ),
             Err(e) => p.red(&format!("error: {e:#}")),
         },
+        SlashCommand::Undo => restored(agent.session().undo().await, agent, p),
+        SlashCommand::Rewind(Some(n)) => restored(agent.session().restore(n).await, agent, p),
+        SlashCommand::Rewind(None) => match agent.session().checkpoints().await {
+            Ok(list) => crate::undo_cmd::list_text(&list, "/rewind N"),
+            Err(e) => p.red(&format!("error: {e}")),
+        },
         SlashCommand::Reset => match agent.reset().await {
             Ok(()) => format!("new session {}", agent.session_id()),
             Err(e) => p.red(&format!("error: {e:#}")),
         },
+    }
+}
+
+/// What a restore did, or why it did not happen.
+fn restored(
+    result: Result<agent_host::embed::Restored, agent_host::embed::Error>,
+    agent: &Agent,
+    p: &Palette,
+) -> String {
+    match result {
+        Ok(restored) => format!(
+            "{}\n(the model is told with your next message)",
+            crate::undo_cmd::restored_text(&restored, &agent.workspace())
+        ),
+        Err(e) => p.red(&format!("error: {e}")),
     }
 }
 
@@ -143,6 +185,9 @@ mod tests {
         );
         assert_eq!(parse("/effort default"), Ok(SlashCommand::Effort(Some(None))));
         assert_eq!(parse("/quit"), Ok(SlashCommand::Quit));
+        assert_eq!(parse("/undo"), Ok(SlashCommand::Undo));
+        assert_eq!(parse("/rewind"), Ok(SlashCommand::Rewind(None)));
+        assert_eq!(parse("/rewind 2"), Ok(SlashCommand::Rewind(Some(2))));
     }
 
     #[test]
@@ -156,5 +201,12 @@ mod tests {
         );
         assert!(parse("/reset now").unwrap_err().contains("takes no argument"));
         assert!(parse("/model a b").unwrap_err().contains("too many"));
+        assert!(parse("/undo 2").unwrap_err().contains("takes no argument"));
+        for bad in ["/rewind 0", "/rewind two", "/rewind -1"] {
+            assert!(
+                parse(bad).unwrap_err().contains("input number (1 or more)"),
+                "{bad}"
+            );
+        }
     }
 }

@@ -104,3 +104,29 @@ pub fn still_running(pid: &str) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).ok()?;
     (!stat.contains(") Z ")).then_some(stat)
 }
+
+/// The library: a host whose Anthropic endpoint is `server`.
+pub async fn host_at(server: &scripted_llm::ScriptedServer) -> agent_host::embed::Host {
+    let url = server.base_url();
+    let endpoints =
+        agent_host::Endpoints::from_lookup(move |name| (name == "ANTHROPIC_BASE_URL").then(|| url.clone()));
+    agent_host::embed::Host::builder()
+        .component(component())
+        .cache_dir(cache_dir())
+        .endpoints(endpoints)
+        .build()
+        .await
+        .unwrap()
+}
+
+/// `agent-host` with its sessions in `state` and its LLM (Anthropic) at `server`.
+pub fn agent_host_at(
+    state: &std::path::Path,
+    server: &scripted_llm::ScriptedServer,
+) -> tokio::process::Command {
+    let mut cmd = agent_host();
+    cmd.env("AGENT_HOST_STATE_DIR", state)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key");
+    cmd
+}

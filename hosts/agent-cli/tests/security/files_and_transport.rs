@@ -42,11 +42,22 @@ async fn session_files_are_readable_by_their_owner_only() {
         .unwrap()
         .unwrap()
         .path();
-    assert_eq!(mode(&session), 0o700, "{}", session.display());
-    for file in std::fs::read_dir(&session).unwrap() {
-        let file = file.unwrap().path();
-        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    // Folders 0700 and files 0600 all the way down (the checkpoints are a folder).
+    let mut pending = vec![session];
+    let mut files = 0;
+    while let Some(dir) = pending.pop() {
+        assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                assert_eq!(mode(&path), 0o600, "{}", path.display());
+                files += 1;
+            }
+        }
     }
+    assert!(files > 3, "the session's logs and its checkpoint");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

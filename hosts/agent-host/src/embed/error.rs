@@ -36,6 +36,10 @@ pub enum Error {
     /// The component trapped (a bug in it, or a host failure); the session is unusable.
     #[error("the agent component trapped: {0}")]
     Trap(String),
+    /// The session's checkpoints could not be listed or restored, or it has none (its
+    /// environment is not a local workspace, or it is read-only).
+    #[error("checkpoints: {0}")]
+    Checkpoints(String),
 }
 
 impl Error {

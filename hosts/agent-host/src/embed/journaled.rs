@@ -4,6 +4,7 @@
 //! how a session is resumed).
 
 use super::error::Error;
+use crate::checkpoints::{Checkpoint, Checkpoints, Restored};
 use crate::environments::environment::Environment;
 use crate::persist::host_event;
 use crate::persist::journal::{Journal, JournalSink, Pump, lock};
@@ -41,6 +42,9 @@ pub(crate) struct Journaled {
     journal: Arc<Mutex<Journal>>,
     pump: Pump,
     out: mpsc::UnboundedSender<AgentEvent>,
+    /// The workspace recorded before each input (`None`: not a local workspace, or
+    /// read-only).
+    checkpoints: Option<Arc<Checkpoints>>,
 }
 
 impl Journaled {
@@ -67,14 +71,16 @@ impl Journaled {
             .await
             .map_err(Error::trap)?;
         let base = session.snapshot().await.map_err(Error::trap)?;
-        {
+        let session_dir = {
             let mut journal = lock(&journal);
             journal.meta = SessionMeta::new(session.id(), &env.working_directory());
             journal.base = base.clone();
             if let Some(store) = store {
                 create_files(&mut journal, store, &base).map_err(Error::storage)?;
             }
-        }
+            journal.files.as_ref().map(|f| f.dir.clone())
+        };
+        let checkpoints = checkpoints_for(runtime, env.as_ref(), session_dir.as_deref(), 0);
         Ok(Self::assemble(
             runtime,
             env,
@@ -82,6 +88,7 @@ impl Journaled {
             session,
             events,
             journal,
+            checkpoints,
         ))
     }
 
@@ -134,6 +141,8 @@ impl Journaled {
             })?;
         let snapshot = session.snapshot().await.map_err(Error::trap)?;
         lock(&journal).checkpoint(snapshot).map_err(Error::storage)?;
+        let inputs = u32::try_from(stored.summary().inputs.len()).unwrap_or(u32::MAX);
+        let checkpoints = checkpoints_for(runtime, env.as_ref(), Some(&stored.dir), inputs);
         Ok(Self::assemble(
             runtime,
             env,
@@ -141,6 +150,7 @@ impl Journaled {
             session,
             events,
             journal,
+            checkpoints,
         ))
     }
 
@@ -151,6 +161,7 @@ impl Journaled {
         session: AgentSession,
         events: mpsc::UnboundedReceiver<AgentEvent>,
         journal: Arc<Mutex<Journal>>,
+        checkpoints: Option<Checkpoints>,
     ) -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
         let (out, receiver) = mpsc::unbounded_channel();
         lock(&journal).out = Some(out.clone());
@@ -163,6 +174,7 @@ impl Journaled {
             journal,
             pump,
             out,
+            checkpoints: checkpoints.map(Arc::new),
         };
         (session, receiver)
     }
@@ -185,6 +197,15 @@ impl Journaled {
     /// trap is recovered once (module documentation of `persist`); the outer error is a
     /// trap that recurred, or one the session could not be restored after.
     pub async fn submit(&mut self, input: &str) -> anyhow::Result<Result<SubmitOutcome, AgentError>> {
+        let note = self.record_checkpoint(input).await;
+        let noted;
+        let input = match note {
+            Some(note) => {
+                noted = format!("{note}\n\n{input}");
+                noted.as_str()
+            }
+            None => input,
+        };
         // Where this input's boundaries start in the journal (no checkpoint happens meanwhile).
         let mark = lock(&self.journal).boundaries.len();
         let trap = match self.session.submit(input).await {
@@ -314,6 +335,46 @@ impl Journaled {
         Ok(())
     }
 
+    /// Records the workspace before an input; a failure is a WARNING (the input runs, without
+    /// an undo point). Returns what the model is to be told about a restore since the last
+    /// input (see [`Checkpoints::take_note`]).
+    async fn record_checkpoint(&mut self, input: &str) -> Option<String> {
+        let checkpoints = self.checkpoints.clone()?;
+        let label = input.to_string();
+        let recorded = tokio::task::spawn_blocking(move || {
+            let recorded = checkpoints.record(&label);
+            (recorded, checkpoints.take_note())
+        })
+        .await;
+        let (message, note) = match recorded {
+            Ok((Ok(_), note)) => return note,
+            Ok((Err(error), note)) => (error.to_string(), note),
+            Err(panic) => (panic.to_string(), None),
+        };
+        let warning = host_event(
+            self.session.id(),
+            EventData::Warning(Warning::Persistence {
+                message: format!("no checkpoint before this input (it cannot be undone): {message}"),
+            }),
+        );
+        lock(&self.journal).record(&warning);
+        let _ = self.out.send(warning);
+        note
+    }
+
+    /// The checkpoints, oldest first; `None` without checkpoints.
+    pub async fn list_checkpoints(&self) -> Option<anyhow::Result<Vec<Checkpoint>>> {
+        let checkpoints = self.checkpoints.clone()?;
+        Some(blocking(move || checkpoints.list()).await)
+    }
+
+    /// Restores the files to before `input` (`None`: the latest checkpoint); the model is
+    /// told with the next input. `None` without checkpoints.
+    pub async fn restore(&mut self, input: Option<u32>) -> Option<anyhow::Result<Restored>> {
+        let checkpoints = self.checkpoints.clone()?;
+        Some(blocking(move || checkpoints.restore(input)).await)
+    }
+
     /// Saves a snapshot once every event so far is logged (the snapshot says how many lines
     /// it covers). A failure leaves the journal as the record, which is complete anyway.
     async fn checkpoint(&mut self) {
@@ -364,6 +425,32 @@ impl Journaled {
         lock(&self.journal).release();
         closed
     }
+}
+
+/// Checkpoints for a session in `env`: only a local workspace has them, and a read-only
+/// session changes nothing; kept in the session's folder, or a temporary one.
+fn checkpoints_for(
+    runtime: &AgentRuntime,
+    env: &dyn Environment,
+    session_dir: Option<&std::path::Path>,
+    inputs_so_far: u32,
+) -> Option<Checkpoints> {
+    let workspace = env.local_workspace().filter(|_| !runtime.read_only())?;
+    let excluded = env.checkpoint_exclusions();
+    let opened = match (session_dir, crate::persist::default_state_dir()) {
+        (Some(dir), _) => Checkpoints::open(dir, &workspace, inputs_so_far, Some(excluded)),
+        (None, Some(state_dir)) => Checkpoints::temporary(&workspace, &state_dir, excluded),
+        (None, None) => return None,
+    };
+    opened
+        .inspect_err(|error| tracing::warn!("no checkpoints for this session: {error}"))
+        .ok()
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, crate::checkpoints::CheckpointError> + Send + 'static,
+) -> anyhow::Result<T> {
+    Ok(tokio::task::spawn_blocking(work).await??)
 }
 
 /// A new session's folder in `store`, its logs, and the snapshot it starts from.

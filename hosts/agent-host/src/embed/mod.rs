@@ -38,6 +38,8 @@
 //! tools with [`HostBuilder::tool`] and [`NativeTool`]; record a session's LLM exchanges or
 //! replay them offline with [`SessionOptions::record`] and [`SessionOptions::replay`]; save
 //! sessions with [`SessionOptions::store`] and continue one with [`Host::resume_session`];
+//! put files back as they were before an input with [`Session::checkpoints`],
+//! [`Session::restore`] and [`Session::undo`];
 //! ask the user before writes and commands with [`HostBuilder::approvals`].
 
 mod error;
@@ -48,6 +50,7 @@ mod native_tool;
 mod session;
 
 pub use crate::approval::ToolCategory;
+pub use crate::checkpoints::{Changes, Checkpoint, Restored};
 pub use crate::host_tools::registry::HostTool;
 pub use error::Error;
 pub use events::{

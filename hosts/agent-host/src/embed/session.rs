@@ -3,6 +3,7 @@
 use super::error::Error;
 use super::events::Events;
 use super::journaled::Journaled;
+use crate::checkpoints::{Checkpoint, Restored};
 use crate::environments::environment::Environment;
 use crate::persist::store::SessionStore;
 use crate::session_host::control::{AgentEvent, SessionControl};
@@ -10,6 +11,9 @@ use agent_protocol::{SessionConfig, SessionState, SubmitOutcome};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedReceiver;
+
+const NO_CHECKPOINTS: &str =
+    "this session has none: only a local workspace that the session may change has checkpoints";
 
 /// How deeply a reasoning model thinks, and why an input stopped: the protocol's own types.
 pub use agent_protocol::{ReasoningEffort, StopReason};
@@ -328,6 +332,37 @@ impl Session {
             .await
             .map(drop)
             .map_err(Error::trap)
+    }
+
+    /// The checkpoints recorded before each input, oldest first (see
+    /// [`crate::checkpoints`]).
+    pub async fn checkpoints(&self) -> Result<Vec<Checkpoint>, Error> {
+        let session = self.inner.lock().await;
+        match session.list_checkpoints().await {
+            Some(listed) => listed.map_err(|e| Error::Checkpoints(format!("{e:#}"))),
+            None => Err(Error::Checkpoints(NO_CHECKPOINTS.to_string())),
+        }
+    }
+
+    /// Puts the workspace's files back as they were before input `input` (numbered from
+    /// 1, as [`Session::checkpoints`] lists them), saying which files changed; the model is
+    /// told with the next input. [`Error::Busy`] while an input runs.
+    pub async fn restore(&self, input: u32) -> Result<Restored, Error> {
+        self.restore_to(Some(input)).await
+    }
+
+    /// [`Session::restore`] to the latest checkpoint: undoes the last input's changes (and
+    /// any made since); again, it goes one input further back.
+    pub async fn undo(&self) -> Result<Restored, Error> {
+        self.restore_to(None).await
+    }
+
+    async fn restore_to(&self, input: Option<u32>) -> Result<Restored, Error> {
+        let mut session = self.inner.try_lock().map_err(|_| Error::Busy)?;
+        match session.restore(input).await {
+            Some(restored) => restored.map_err(|e| Error::Checkpoints(format!("{e:#}"))),
+            None => Err(Error::Checkpoints(NO_CHECKPOINTS.to_string())),
+        }
     }
 
     /// Closes the session (`SESSION_END`, which ends [`Session::events`]) and its subagents,

@@ -84,6 +84,14 @@ pub trait Delegating: Send + Sync + 'static {
     async fn real_path(&self, path: &str) -> Result<String, FsError> {
         self.inner().real_path(path).await
     }
+
+    fn local_workspace(&self) -> Option<std::path::PathBuf> {
+        self.inner().local_workspace()
+    }
+
+    fn checkpoint_exclusions(&self) -> Vec<std::path::PathBuf> {
+        self.inner().checkpoint_exclusions()
+    }
 }
 
 #[async_trait]
@@ -146,5 +154,13 @@ impl<T: Delegating> Environment for T {
 
     async fn real_path(&self, path: &str) -> Result<String, FsError> {
         Delegating::real_path(self, path).await
+    }
+
+    fn local_workspace(&self) -> Option<std::path::PathBuf> {
+        Delegating::local_workspace(self)
+    }
+
+    fn checkpoint_exclusions(&self) -> Vec<std::path::PathBuf> {
+        Delegating::checkpoint_exclusions(self)
     }
 }

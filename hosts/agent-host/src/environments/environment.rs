@@ -33,6 +33,16 @@ pub trait Environment: Send + Sync + 'static {
     /// dangling link to its target) and the rest appended. Policy wrappers check this, not
     /// the text the model wrote.
     async fn real_path(&self, path: &str) -> Result<String, FsError>;
+    /// The folder on this machine the workspace is, for checkpoints (which record and
+    /// restore it directly); `None` for remote and virtual environments, which have none.
+    fn local_workspace(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+    /// Paths a checkpoint of the local workspace must neither copy nor restore: what the
+    /// environment's policies deny (denied directories, credentials commands may not read).
+    fn checkpoint_exclusions(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Largest piece of a file `read-file` returns at once.

@@ -374,6 +374,17 @@ pub fn fs_error(error: std::io::Error, path: &str) -> FsError {
 
 #[async_trait]
 impl Environment for LocalEnvironment {
+    fn local_workspace(&self) -> Option<PathBuf> {
+        Some(self.root().to_path_buf())
+    }
+
+    fn checkpoint_exclusions(&self) -> Vec<PathBuf> {
+        self.sandbox
+            .as_ref()
+            .map(|s| s.denied_reads().to_vec())
+            .unwrap_or_default()
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         let size = match range {
             Some((_, length)) => Some(length),

@@ -135,6 +135,11 @@ impl StoredSession {
         &self.meta.id
     }
 
+    /// Whether a process has the session open now (its log is locked while it runs).
+    pub fn in_use(&self) -> bool {
+        in_use(&self.dir)
+    }
+
     /// What the core resumes the session from: the last snapshot (`snapshot.json`, else
     /// the journal's first line) and the history entries journaled after it, as JSON.
     pub fn resume_point(&self) -> Result<(String, Vec<String>), PersistError> {

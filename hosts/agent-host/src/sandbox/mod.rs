@@ -224,6 +224,11 @@ impl Sandbox {
         Ok(Some(sandbox))
     }
 
+    /// The paths commands may not read (the user's credentials, agent-host's own files).
+    pub fn denied_reads(&self) -> &[PathBuf] {
+        &self.deny_read
+    }
+
     pub fn mode(&self) -> SandboxMode {
         self.mode
     }

@@ -13,4 +13,4 @@ pub mod redact;
 
 pub use names::{is_secret_name, is_secret_value};
 pub use process_env::{allow, allowed, host_var, is_withheld, withhold, withhold_credentials};
-pub use redact::{REDACTED, redact, redact_known};
+pub use redact::{REDACTED, known_matcher, redact, redact_known};

@@ -69,6 +69,17 @@ pub fn redact_known(text: &str) -> String {
     text
 }
 
+/// A matcher of every credential this process knows, for bytes that cannot be redacted
+/// (a file kept whole, to be written back); `None` when none is known.
+pub fn known_matcher() -> Option<regex::bytes::Regex> {
+    let known = KNOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if known.is_empty() {
+        return None;
+    }
+    let pattern: Vec<String> = known.iter().map(|k| regex::escape(k)).collect();
+    regex::bytes::Regex::new(&pattern.join("|")).ok()
+}
+
 /// A URL with any password replaced: `https://u:secret@h/` → `https://u:***@h/`;
 /// a user name without a password is taken for a token and hidden whole.
 pub fn redact_url(url: &str) -> String {

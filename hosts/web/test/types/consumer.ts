@@ -24,6 +24,9 @@ export async function run(baseUrl: string, apiKey: string): Promise<SubmitOutcom
     const outcome = await session.submit('Add a LICENSE file.');
     session.steer('Use the MIT licence.');
     session.followUp('Then list the files.');
+    const firstInput: number | undefined = session.checkpoints()[0]?.input;
+    const undone: string[] = session.undo().removed;
+    console.log(firstInput, undone, session.restore(1).restored.length);
     return outcome;
   } catch (e) {
     if (e instanceof AgentError && e.kind === 'llm') console.error(e.detail);

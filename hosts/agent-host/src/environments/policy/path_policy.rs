@@ -87,6 +87,12 @@ impl crate::environments::delegating::Delegating for PathPolicy {
         &*self.inner
     }
 
+    fn checkpoint_exclusions(&self) -> Vec<PathBuf> {
+        let mut excluded = self.inner.checkpoint_exclusions();
+        excluded.extend(self.denied.iter().cloned());
+        excluded
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         self.check(path).await?;
         self.inner.read_file(path, range).await

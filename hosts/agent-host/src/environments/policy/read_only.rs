@@ -44,6 +44,11 @@ impl crate::environments::delegating::Delegating for ReadOnly {
         &*self.inner
     }
 
+    /// Nothing changes here: no checkpoints to restore (a restore would write).
+    fn local_workspace(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     async fn write_file(&self, path: &str, _contents: &[u8]) -> Result<(), FsError> {
         Err(self.refuse(&format!("writing {path}")))
     }
