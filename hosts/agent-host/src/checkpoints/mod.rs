@@ -160,7 +160,9 @@ impl Checkpoints {
         if let Some(excluded) = excluded {
             index.excluded = excluded;
         }
-        checkpoints.excluded.extend(index.excluded.iter().cloned());
+        checkpoints
+            .excluded
+            .extend(index.excluded.iter().cloned().map(canonical));
         let here = checkpoints.workspace.to_string_lossy().into_owned();
         if index.workspace.is_empty() {
             index.workspace = here;
@@ -194,7 +196,7 @@ impl Checkpoints {
             .map_err(|e| CheckpointError::io("create a temporary folder in", &parent, e))?;
         let dir = temporary.path().to_path_buf();
         let mut checkpoints = Self::new(dir.clone(), workspace, dir, Some(temporary))?;
-        checkpoints.excluded.extend(excluded);
+        checkpoints.excluded.extend(excluded.into_iter().map(canonical));
         Ok(checkpoints)
     }
 
@@ -211,7 +213,8 @@ impl Checkpoints {
             objects: Objects::new(&dir),
             dir,
             workspace,
-            excluded: vec![private],
+            // Compared with paths under the canonical workspace.
+            excluded: vec![canonical(private)],
             last: Mutex::new(None),
             _temporary: temporary,
         })
@@ -233,14 +236,22 @@ impl Checkpoints {
             };
         }
         let started_ns = now_ns();
-        let state = snapshot::record(&self.workspace, &self.excluded, &self.objects, last.as_ref())?;
+        let input_number = index.next_input.max(1);
+        let state = match snapshot::record(&self.workspace, &self.excluded, &self.objects, last.as_ref()) {
+            Ok(state) => state,
+            Err(error) => {
+                // The input runs without a checkpoint; the next one keeps its own number.
+                index.next_input = input_number + 1;
+                self.save(&index)?;
+                return Err(error);
+            }
+        };
         let json = serde_json::to_vec(&state).map_err(|e| CheckpointError::Damaged(e.to_string()))?;
         let id = objects::hash(&json);
         let path = self.dir.join("states").join(format!("{id}.json"));
         if !path.is_file() {
             write_atomically(&self.dir.join("states"), &path, &json)?;
         }
-        let input_number = index.next_input.max(1);
         let entry = Entry {
             input: input_number,
             label: label(input),
@@ -410,6 +421,12 @@ fn label(input: &str) -> String {
         Some((cut, _)) => format!("{}...", &line[..cut]),
         None => line.to_string(),
     }
+}
+
+/// `path` with links resolved, as the listing (under the canonical workspace) sees it; as
+/// given when it does not exist.
+fn canonical(path: PathBuf) -> PathBuf {
+    path.canonicalize().unwrap_or(path)
 }
 
 fn now_ns() -> u64 {
