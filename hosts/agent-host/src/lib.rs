@@ -16,6 +16,7 @@ pub mod approval;
 pub mod checkpoints;
 pub mod compile_cache;
 pub mod config;
+pub mod content_hash;
 pub mod embed;
 pub mod environments;
 pub mod host_tools;

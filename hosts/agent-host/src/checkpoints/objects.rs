@@ -2,14 +2,10 @@
 //! unchanged workspace costs a listing and no copies.
 
 use super::CheckpointError;
-use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub fn hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::content_hash::sha256_hex as hash;
 
 pub struct Objects {
     dir: PathBuf,

@@ -16,10 +16,10 @@
 use crate::approval::ApprovalMode;
 use crate::config::file::FileLayer;
 use crate::config::source::Sourced;
+use crate::content_hash::sha256_hex;
 use crate::environments::env_vars::EnvPolicy;
 use crate::sandbox::SandboxMode;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The file, next to the user's `config.toml`, listing trusted project files.
@@ -74,11 +74,6 @@ pub struct TrustStore {
     path: PathBuf,
 }
 
-/// The hex SHA-256 of `bytes`.
-fn digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Whether the project file or its `.agent` folder is a symbolic link.
 fn linked(file: &Path) -> bool {
     let is_link = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
@@ -131,7 +126,7 @@ impl TrustStore {
         let (Ok(store), Ok(file)) = (self.read(), canonical(file)) else {
             return false;
         };
-        let sha256 = digest(contents);
+        let sha256 = sha256_hex(contents);
         store.project.iter().any(|p| p.file == file && p.sha256 == sha256)
     }
 
@@ -164,7 +159,7 @@ impl TrustStore {
         let contents = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let entry = TrustedProject {
             file: canonical(file)?,
-            sha256: digest(&contents),
+            sha256: sha256_hex(&contents),
         };
         let _lock = self.locked()?;
         let mut store = self.read()?;
