@@ -78,7 +78,11 @@ pub fn write(root: &Dir, path: &str, bytes: &[u8], executable: bool) -> Result<(
         true => mode | (mode & 0o444) >> 2,
         false => mode & !0o111,
     };
-    let temporary = format!(".{name}.agent-host-restore-{}", std::process::id());
+    // Short (any name still fits in 255 bytes) and not guessable ahead of time.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let temporary = format!(".agent-host-restore-{}-{nanos}", std::process::id());
     let mut options = OpenOptions::new();
     options
         .write(true)

@@ -43,6 +43,13 @@ pub fn restore(
         .map_err(|e| CheckpointError::io("open the workspace", workspace, e))?;
     let mut changes = Changes::default();
     for (path, entry) in &state.files {
+        // Denied since it was recorded (a session resumed with another --deny-dir).
+        if excluded.iter().any(|x| workspace.join(path).starts_with(x)) {
+            changes
+                .left
+                .push((path.clone(), "the session now denies it".to_string()));
+            continue;
+        }
         match unchanged(&root, path, entry) {
             Ok(true) => continue,
             Ok(false) => {}
@@ -78,7 +85,13 @@ pub fn restore(
             Some("the checkpoint skipped it (too large, unreadable, or holding a credential)")
         } else if ignores_differ {
             Some("the ignore files differ from the checkpoint's, so it may have been hidden then")
-        } else if file.born_ns.saturating_add(CLOCK_SLACK_NS) < recorded_ns {
+        } else if file.born_ns.is_none() {
+            // A modification time can be set (`touch`): it proves nothing.
+            Some("its filesystem keeps no creation time to tell it is new")
+        } else if file
+            .born_ns
+            .is_some_and(|born| born.saturating_add(CLOCK_SLACK_NS) < recorded_ns)
+        {
             Some("it is older than the checkpoint")
         } else {
             None

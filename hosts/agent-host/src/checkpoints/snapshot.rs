@@ -45,8 +45,8 @@ pub struct Listed {
     pub path: String,
     pub size: u64,
     pub modified_ns: u64,
-    /// When the file was created, where the filesystem says (else its modification time).
-    pub born_ns: u64,
+    /// When the file was created, where the filesystem keeps it.
+    pub born_ns: Option<u64>,
     pub executable: bool,
 }
 
@@ -96,7 +96,7 @@ pub fn list(workspace: &Path, excluded: &[PathBuf], limit: usize) -> (Vec<Listed
             path,
             size: meta.len(),
             modified_ns,
-            born_ns: meta.created().ok().map_or(modified_ns, nanos),
+            born_ns: meta.created().ok().map(nanos),
             executable: meta.permissions().mode() & 0o111 != 0,
         });
     }

@@ -309,3 +309,56 @@ fn what_the_session_denies_is_neither_copied_nor_restored_nor_removed() {
     assert!(restored.changes.removed.is_empty(), "{:?}", restored.changes);
     assert_eq!(fs::read(w.join("secret/new")).unwrap(), b"the user's");
 }
+
+#[test]
+fn a_repository_behind_a_gitdir_pointer_and_agent_are_left_alone() {
+    use crate::environments::environment::Environment;
+    let (work, state) = workspace();
+    let w = work.path().canonicalize().unwrap();
+    fs::write(w.join(".git"), b"gitdir: ./.bare\n").unwrap();
+    fs::create_dir_all(w.join(".bare/refs")).unwrap();
+    fs::write(w.join(".bare/HEAD"), b"ref: refs/heads/main\n").unwrap();
+    fs::create_dir(w.join(".agent")).unwrap();
+    fs::write(w.join(".agent/config.toml"), b"# project\n").unwrap();
+    fs::write(w.join("code.rs"), b"fn main() {}").unwrap();
+    let excluded = crate::environments::LocalEnvironment::new(&w)
+        .unwrap()
+        .checkpoint_exclusions();
+    let checkpoints = Checkpoints::open(state.path(), &w, 0, Some(excluded)).unwrap();
+    assert_eq!(
+        checkpoints.record("go").unwrap().files,
+        1,
+        "code.rs only (a .git pointer file is skipped like a .git folder)"
+    );
+    // The user commits meanwhile; an undo must neither revert nor delete repository files.
+    fs::write(w.join(".bare/HEAD"), b"moved").unwrap();
+    fs::write(w.join(".bare/refs/new-object"), b"commit").unwrap();
+    fs::write(w.join(".agent/config.toml"), b"# changed\n").unwrap();
+    let restored = checkpoints.restore(None).unwrap();
+    assert!(
+        restored.changes.restored.is_empty() && restored.changes.removed.is_empty(),
+        "{:?}",
+        restored.changes
+    );
+    assert_eq!(fs::read(w.join(".bare/HEAD")).unwrap(), b"moved");
+    assert!(w.join(".bare/refs/new-object").exists());
+    assert_eq!(fs::read(w.join(".agent/config.toml")).unwrap(), b"# changed\n");
+}
+
+#[test]
+fn a_path_denied_since_it_was_recorded_is_not_restored() {
+    let (work, state) = workspace();
+    let w = work.path().canonicalize().unwrap();
+    fs::create_dir(w.join("secret")).unwrap();
+    fs::write(w.join("secret/key"), b"old").unwrap();
+    Checkpoints::open(state.path(), &w, 0, None)
+        .unwrap()
+        .record("go")
+        .unwrap();
+    fs::write(w.join("secret/key"), b"new").unwrap();
+    // Resumed with --deny-dir secret.
+    let resumed = Checkpoints::open(state.path(), &w, 0, Some(vec![w.join("secret")])).unwrap();
+    let restored = resumed.restore(None).unwrap();
+    assert_eq!(restored.changes.left.len(), 1, "{:?}", restored.changes);
+    assert_eq!(fs::read(w.join("secret/key")).unwrap(), b"new");
+}

@@ -378,11 +378,14 @@ impl Environment for LocalEnvironment {
         Some(self.root().to_path_buf())
     }
 
+    /// The sandbox's denied reads, and what it keeps read-only whatever the mode (`.git`,
+    /// `.agent`, a `.git` file's `gitdir:` target): a restore must not rewrite a repository.
     fn checkpoint_exclusions(&self) -> Vec<PathBuf> {
-        self.sandbox
-            .as_ref()
-            .map(|s| s.denied_reads().to_vec())
-            .unwrap_or_default()
+        let mut excluded = crate::sandbox::protected_paths(self.root());
+        if let Some(sandbox) = &self.sandbox {
+            excluded.extend(sandbox.denied_reads().iter().cloned());
+        }
+        excluded
     }
 
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {

@@ -73,7 +73,7 @@ impl FromStr for SandboxMode {
 /// `.git` and `.agent` in `root`, and the repository a `.git` file (a worktree's or a
 /// submodule's `gitdir:` pointer) names: what a command must not change in a workspace it
 /// may otherwise write, since git and agent-host run what they hold (hooks, configuration).
-fn protected_paths(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn protected_paths(root: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = [".git", ".agent"]
         .iter()
         .filter_map(|name| root.join(name).canonicalize().ok())
