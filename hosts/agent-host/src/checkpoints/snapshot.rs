@@ -11,6 +11,7 @@
 use super::confined;
 use super::objects::{Objects, hash};
 use super::{CheckpointError, LIMITS};
+use crate::environments::ignore_rules::{WalkRules, walker};
 use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,15 +57,15 @@ pub struct Listed {
 /// directory be inside the workspace, and what the environment's policies deny) is left out.
 pub fn list(workspace: &Path, excluded: &[PathBuf], limit: usize) -> (Vec<Listed>, bool) {
     let excluded = excluded.to_vec();
-    let walker = ignore::WalkBuilder::new(workspace)
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(move |entry| {
-            entry.file_name() != ".git" && !excluded.iter().any(|x| entry.path().starts_with(x))
-        })
-        .build();
+    let rules = WalkRules {
+        skip_hidden: false,
+        gitignore_needs_git: false,
+    };
+    let walker = walker(workspace, rules, move |entry| {
+        entry.file_name() != ".git" && !excluded.iter().any(|x| entry.path().starts_with(x))
+    })
+    .sort_by_file_name(|a, b| a.cmp(b))
+    .build();
     let mut listed = Vec::new();
     let mut incomplete = false;
     for entry in walker {

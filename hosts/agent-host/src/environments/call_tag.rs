@@ -86,6 +86,15 @@ mod tests {
         assert_ne!(next_tag(), next_tag());
     }
 
+    /// Waits until `pid`'s exec has set up its environment. `spawn` returns once the
+    /// child's exec released the parent's memory, which is before the kernel records
+    /// where the new environment lies; until then `/proc/PID/environ` reads empty.
+    fn environment_in_place(pid: u32) {
+        while std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|e| e.is_empty()) {
+            std::thread::yield_now();
+        }
+    }
+
     #[test]
     fn a_process_carrying_the_tag_is_killed_and_others_are_not() {
         let tag = next_tag();
@@ -96,9 +105,12 @@ mod tests {
             .unwrap();
         let mut other = std::process::Command::new("sleep")
             .arg("300")
-            .env(CALL_VAR, format!("{tag}0"))
+            // Not a tag `next_tag` can give another test running alongside.
+            .env(CALL_VAR, format!("{tag}-other"))
             .spawn()
             .unwrap();
+        environment_in_place(tagged.id());
+        environment_in_place(other.id());
         assert_eq!(kill_tagged(&tag), 1);
         assert!(!tagged.wait().unwrap().success());
         assert_eq!(

@@ -9,6 +9,7 @@ mod dir_flags;
 pub mod env_vars;
 pub mod environment;
 mod file_kind;
+pub(crate) mod ignore_rules;
 mod link_targets;
 pub mod local;
 pub mod options;

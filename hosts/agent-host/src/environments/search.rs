@@ -1,11 +1,12 @@
 //! Listing, grep and glob over a real directory tree with ripgrep's crates: .gitignore
-//! rules apply, binary files are skipped, symbolic links are not followed (so a link cannot
+//! rules apply (read safely, see `ignore_rules`), binary files are skipped, symbolic links are not followed (so a link cannot
 //! lead a search out of the tree it started in).
 //!
 //! Grep and glob walk the tree on every core, like ripgrep (one searcher per thread), then
 //! sort what they found, so results do not depend on which thread got which file: grep's
 //! are in path order (as a sorted walk would visit them) and line order, glob's newest first.
 
+use super::ignore_rules::{WalkRules, walker};
 use agent_protocol::ports::{DirEntry, EntryKind, FsError, GrepMatch, GrepOptions, GrepOutputMode};
 use ignore::WalkState;
 use std::collections::BTreeMap;
@@ -14,15 +15,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::UNIX_EPOCH;
 
+/// What grep and glob search: ripgrep's defaults (hidden entries skipped, `.gitignore`
+/// applied inside a repository).
+const SEARCHED: WalkRules = WalkRules {
+    skip_hidden: true,
+    gitignore_needs_git: true,
+};
+
 /// Matches returned by a grep that names no limit.
 const DEFAULT_GREP_LIMIT: usize = 1_000;
 
 /// Entries under `base` to `depth` levels, sorted, `.git` left out.
 pub fn list(base: &Path, depth: u32) -> Vec<DirEntry> {
-    let walker = ignore::WalkBuilder::new(base)
+    let shown = WalkRules {
+        skip_hidden: false,
+        gitignore_needs_git: true,
+    };
+    let walker = walker(base, shown, |e| e.file_name() != ".git")
         .max_depth(Some(depth.max(1) as usize))
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
         .sort_by_file_path(|a, b| a.cmp(b))
         .build();
     let mut entries = Vec::new();
@@ -183,7 +193,7 @@ pub enum Searched<'a> {
 pub fn grep(base: &Path, shown_from: &Path, options: &GrepOptions) -> Result<Vec<GrepMatch>, FsError> {
     let spec = GrepSpec::new(options)?;
     let first = FirstInPathOrder::new(spec.limit);
-    ignore::WalkBuilder::new(base).build_parallel().run(|| {
+    walker(base, SEARCHED, |_| true).build_parallel().run(|| {
         let (spec, first) = (&spec, &first);
         let mut searcher = GrepSpec::searcher();
         Box::new(move |entry| {
@@ -287,7 +297,7 @@ impl Held {
 pub fn glob(base: &Path, shown_from: &Path, pattern: &str) -> Result<Vec<String>, FsError> {
     let matcher = glob_matcher(pattern)?;
     let found: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
-    ignore::WalkBuilder::new(base).build_parallel().run(|| {
+    walker(base, SEARCHED, |_| true).build_parallel().run(|| {
         let (matcher, found) = (&matcher, &found);
         Box::new(move |entry| {
             let Ok(entry) = entry else {

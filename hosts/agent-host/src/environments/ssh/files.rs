@@ -4,6 +4,7 @@
 
 use super::sftp::SftpRoot;
 use crate::environments::environment::read_window;
+use crate::environments::ignore_rules::MAX_IGNORE_FILE;
 use crate::environments::search::{GrepRun, Searched, glob_matcher};
 use agent_protocol::ports::{DirEntry, EntryKind, FileStat, FsError, GrepMatch, GrepOptions};
 use russh_sftp::client::error::Error as SftpError;
@@ -274,9 +275,16 @@ async fn walk(env: &SftpRoot, base: &str, max_depth: u32, shown: &str) -> Result
     Ok(out)
 }
 
-/// The working directory's .gitignore, if any.
+/// The working directory's .gitignore, if it is a regular file (not a link) of at most
+/// [`MAX_IGNORE_FILE`] bytes: a repository's link to `/dev/zero` must not exhaust memory.
 async fn gitignore(env: &SftpRoot) -> Option<ignore::gitignore::Gitignore> {
-    let text = env.sftp.read(format!("{}/.gitignore", env.root)).await.ok()?;
+    let path = format!("{}/.gitignore", env.root);
+    let meta = env.sftp.symlink_metadata(path.as_str()).await.ok()?;
+    if !meta.file_type().is_file() || meta.len() > MAX_IGNORE_FILE {
+        tracing::warn!(file = %path, "remote .gitignore is not a small regular file; its rules are not applied");
+        return None;
+    }
+    let text = env.sftp.read(path).await.ok()?;
     let mut builder = ignore::gitignore::GitignoreBuilder::new(&env.root);
     for line in String::from_utf8_lossy(&text).lines() {
         let _ = builder.add_line(None, line);
