@@ -30,7 +30,7 @@ async_imports=(
   'agent:core/session-host@0.1.0#subagent-wait'
   'agent:core/host-tools@0.1.0#call'
 )
-async_exports=('agent:core/agent@0.1.0#[method]session.submit')
+async_exports=('agent:core/agent@0.1.0#[method]session.submit' 'agent:core/agent@0.1.0#[method]session.compact')
 
 if [ "${FORCE:-0}" = 1 ] || [ ! -f "$gen/agent-core.js" ] ||
   [ "$component" -nt "$gen/agent-core.js" ] || [ "$0" -nt "$gen/agent-core.js" ]; then

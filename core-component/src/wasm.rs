@@ -230,6 +230,7 @@ impl ports::SessionHost for Host {
             K::SteeringInjected => sh::EventKind::SteeringInjected,
             K::TurnLimit => sh::EventKind::TurnLimit,
             K::LoopDetection => sh::EventKind::LoopDetection,
+            K::Compaction => sh::EventKind::Compaction,
             K::Warning => sh::EventKind::Warning,
             K::Error => sh::EventKind::Error,
         };
@@ -562,6 +563,17 @@ impl api::GuestSession for SessionResource {
             Ok(Ok(description)) => description.to_string(),
             Ok(Err(e)) | Err(e) => serde_json::json!({"error": e.to_string()}).to_string(),
         }
+    }
+
+    fn compact(&self) -> Result<api::CompactionReport, api::AgentError> {
+        let report = self.with(Session::compact).and_then(|r| r).map_err(agent_error)?;
+        Ok(api::CompactionReport {
+            summarised: report.stage == crate::events::CompactionStage::Summarised,
+            tokens_before: report.tokens_before,
+            tokens_after: report.tokens_after,
+            turns_before: report.turns_before,
+            turns_after: report.turns_after,
+        })
     }
 
     fn close(&self) {

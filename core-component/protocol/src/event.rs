@@ -31,12 +31,13 @@ pub enum EventKind {
     SteeringInjected,
     TurnLimit,
     LoopDetection,
+    Compaction,
     Warning,
     Error,
 }
 
 impl EventKind {
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 19] = [
         Self::SessionStart,
         Self::SessionEnd,
         Self::UserInput,
@@ -53,6 +54,7 @@ impl EventKind {
         Self::SteeringInjected,
         Self::TurnLimit,
         Self::LoopDetection,
+        Self::Compaction,
         Self::Warning,
         Self::Error,
     ];
@@ -76,6 +78,7 @@ impl EventKind {
             Self::SteeringInjected => "STEERING_INJECTED",
             Self::TurnLimit => "TURN_LIMIT",
             Self::LoopDetection => "LOOP_DETECTION",
+            Self::Compaction => "COMPACTION",
             Self::Warning => "WARNING",
             Self::Error => "ERROR",
         }
@@ -159,6 +162,28 @@ impl ToolOutcome {
     }
 }
 
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The next request's estimate passed a threshold of the context window.
+    Threshold,
+    /// The provider refused a request as too long.
+    ContextLength,
+    /// The host asked (`/compact`, `session.compact()`).
+    Requested,
+}
+
+/// How far a compaction went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionStage {
+    /// Old tool outputs were replaced by a one-line note; their calls stay.
+    ToolOutputsElided,
+    /// Older turns were replaced by a summary the model wrote (after eliding).
+    Summarised,
+}
+
 /// A non-fatal issue, by kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -184,6 +209,8 @@ pub enum Warning {
     Persistence { message: String },
     /// The host restarted a failed instance from the session's journal.
     InstanceRestarted { message: String },
+    /// A compaction could not write its summary; the history was only partly reduced.
+    Compaction { message: String },
 }
 
 impl Warning {
@@ -193,7 +220,8 @@ impl Warning {
             | Self::LlmRetry { message, .. }
             | Self::ContextUsage { message, .. }
             | Self::Persistence { message }
-            | Self::InstanceRestarted { message } => message,
+            | Self::InstanceRestarted { message }
+            | Self::Compaction { message } => message,
         }
     }
 }
@@ -277,6 +305,18 @@ pub enum EventData {
         window: u32,
         pattern_length: u32,
     },
+    /// The history was made smaller to fit the context window; sizes are estimated tokens
+    /// of the whole request (system prompt and tools included).
+    Compaction {
+        trigger: CompactionTrigger,
+        stage: CompactionStage,
+        tokens_before: u64,
+        tokens_after: u64,
+        turns_before: u32,
+        turns_after: u32,
+        /// What the summary request cost (zero when no summary was written).
+        summary_usage: Usage,
+    },
     Warning(Warning),
     /// An LLM error that ends the session.
     Error {
@@ -320,6 +360,7 @@ impl EventData {
             Self::SteeringInjected { .. } => EventKind::SteeringInjected,
             Self::TurnLimit { .. } => EventKind::TurnLimit,
             Self::LoopDetection { .. } => EventKind::LoopDetection,
+            Self::Compaction { .. } => EventKind::Compaction,
             Self::Warning(_) => EventKind::Warning,
             Self::Error { .. } => EventKind::Error,
         }

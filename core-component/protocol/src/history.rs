@@ -212,6 +212,8 @@ pub enum HistoryEntry {
     /// One call of the tool round that will become item `index` finished; recorded as each
     /// call ends so that a session killed mid-round keeps the results it already had.
     ToolResult { index: u32, result: ToolResult },
+    /// Compaction: the whole history is now `turns` (it had more items before).
+    Replace { turns: Vec<Turn> },
 }
 
 impl HistoryEntry {
@@ -219,6 +221,7 @@ impl HistoryEntry {
     pub fn index(&self) -> u32 {
         match self {
             Self::Append { index, .. } | Self::ToolResult { index, .. } => *index,
+            Self::Replace { turns } => turns.len() as u32,
         }
     }
 

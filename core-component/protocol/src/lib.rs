@@ -17,12 +17,12 @@ pub mod provider;
 pub use config::{Limits, SessionConfig, ToolOutputLimit};
 pub use defaults::FamilyDefaults;
 pub use event::{
-    EndReason, Event, EventData, EventKind, ImageInfo, LimitName, OutputStream, TokenSource, ToolCategory,
-    ToolOutcome, Warning, WireError,
+    CompactionStage, CompactionTrigger, EndReason, Event, EventData, EventKind, ImageInfo, LimitName,
+    OutputStream, TokenSource, ToolCategory, ToolOutcome, Warning, WireError,
 };
 pub use history::{
     ContentPart, FinishReason, HistoryEntry, ImageData, Message, ResumeRequest, Role, ToolCall,
     ToolDefinition, ToolResult, Turn, Usage,
 };
-pub use outcome::{AgentError, ErrorKind, SessionState, StopReason, SubmitOutcome};
+pub use outcome::{AgentError, CompactionReport, ErrorKind, SessionState, StopReason, SubmitOutcome};
 pub use provider::{AuthStyle, ProviderFamily, ReasoningEffort, WireProtocol};

@@ -26,6 +26,17 @@ pub enum StopReason {
     ContextLength,
 }
 
+/// What a compaction did (`session.compact()`); sizes are estimated tokens of the whole
+/// request, system prompt and tools included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionReport {
+    pub stage: crate::event::CompactionStage,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub turns_before: u32,
+    pub turns_after: u32,
+}
+
 /// What one `submit` achieved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubmitOutcome {

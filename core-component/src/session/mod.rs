@@ -1,6 +1,7 @@
 //! The session: history, lifecycle and the agentic loop (section 2 of the spec). Tool
 //! rounds are in `tool_round`, the context-window check in `context`.
 
+mod compaction;
 mod context;
 mod saved;
 mod tool_round;
@@ -17,6 +18,7 @@ use crate::prompt_context::{self, PromptContext};
 use serde_json::{Value, json};
 
 pub use agent_protocol::{AgentError, SessionState, StopReason, SubmitOutcome};
+pub use compaction::CompactionReport;
 use std::collections::VecDeque;
 
 /// A conversation with the model and the loop that runs it.
@@ -39,6 +41,9 @@ pub struct Session {
     prompt_context: Option<PromptContext>,
     /// What the session's tools last saw of each file (not saved either).
     stamps: crate::file_stamps::FileStamps,
+    /// Characters of the last request's system prompt and tools, for the compaction
+    /// estimate (set by each request).
+    request_fixed_chars: std::cell::Cell<u64>,
 }
 
 /// How one pass of the loop ended.
@@ -86,6 +91,7 @@ impl Session {
             context_warned: false,
             prompt_context: None,
             stamps,
+            request_fixed_chars: std::cell::Cell::new(0),
         }
     }
 
@@ -294,7 +300,17 @@ impl Session {
                 return Exit::Stopped(stop);
             }
 
-            let response = match self.call_model_with_retries() {
+            self.compact_if_needed();
+            let mut response = self.call_with_retries(|| self.call_model());
+            if response
+                .as_ref()
+                .is_err_and(|error| error.kind == ErrorKind::ContextLength)
+                && self.make_room_after_refusal()
+            {
+                // Once per refusal: the provider's count decides whether it fits now.
+                response = self.call_with_retries(|| self.call_model());
+            }
+            let response = match response {
                 Ok(response) => response,
                 Err(error) if error.kind == ErrorKind::Cancelled => {
                     return Exit::Stopped(self.interruption().unwrap_or(StopReason::Cancelled));
@@ -340,6 +356,18 @@ impl Session {
         }
     }
 
+    /// Compacts after the provider refused a request as too long; whether the history
+    /// became smaller (so the request is worth sending again).
+    fn make_room_after_refusal(&mut self) -> bool {
+        let (report, failure) = self.compact_with(crate::events::CompactionTrigger::ContextLength, true);
+        if let Some(error) = failure {
+            self.emit(EventData::Warning(Warning::Compaction {
+                message: format!("The conversation could not be summarised: {error}"),
+            }));
+        }
+        report.tokens_after < report.tokens_before
+    }
+
     /// Records the round's calls and, when the recent ones repeat a pattern, tells the model
     /// (a steering turn) and the host (LOOP_DETECTION).
     fn detect_loop(&mut self, calls: &[crate::llm::ToolCall]) {
@@ -380,8 +408,11 @@ impl Session {
         }
     }
 
-    /// One LLM call, retried by the policy while nothing of the answer has been shown.
-    fn call_model_with_retries(&self) -> Result<crate::llm::Response, LlmError> {
+    /// An LLM call, retried by the policy while nothing of the answer has been shown.
+    fn call_with_retries(
+        &self,
+        attempt: impl FnMut() -> Result<crate::llm::Response, (LlmError, bool)>,
+    ) -> Result<crate::llm::Response, LlmError> {
         struct Host<'a>(&'a Session);
         impl RetryHost for Host<'_> {
             fn pause(&mut self, ms: u64) -> bool {
@@ -406,7 +437,7 @@ impl Session {
             }
         }
         let policy = self.retry_policy;
-        retry::run(&policy, &mut Host(self), || self.call_model())
+        retry::run(&policy, &mut Host(self), attempt)
     }
 
     /// One attempt; the error says whether any of the answer was already streamed out.
@@ -433,6 +464,13 @@ impl Session {
                 .filter(|_| self.profile.supports_reasoning),
             provider_options: self.config.provider_options.clone(),
         };
+        let tools_chars: usize = request
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+            .sum();
+        self.request_fixed_chars
+            .set((request.system.len() + tools_chars) as u64);
         let host = self.ports.host.clone();
         let id = self.id.clone();
         let interrupted = move || host.abort_requested(&id).is_some();
@@ -455,6 +493,16 @@ impl Session {
         self.client
             .stream(&request, &interrupted, &mut emit)
             .map_err(|error| (error, delivered.get()))
+    }
+
+    /// One attempt at a request whose answer is not shown as it streams (a summary).
+    fn stream_quietly(&self, request: &Request) -> Result<crate::llm::Response, (LlmError, bool)> {
+        let host = self.ports.host.clone();
+        let id = self.id.clone();
+        let interrupted = move || host.abort_requested(&id).is_some();
+        self.client
+            .stream(request, &interrupted, &mut |_| {})
+            .map_err(|error| (error, false))
     }
 }
 

@@ -76,6 +76,10 @@ impl Session {
                 ))
             };
             match entry {
+                HistoryEntry::Replace { turns } => {
+                    pending.clear();
+                    session.history = turns;
+                }
                 HistoryEntry::Append { index, .. } | HistoryEntry::ToolResult { index, .. }
                     if index < next => {}
                 HistoryEntry::Append { index, turn } if index == next => {

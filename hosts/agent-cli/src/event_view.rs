@@ -5,6 +5,7 @@
 
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
+use agent_host::protocol::{CompactionStage, CompactionTrigger};
 use std::io::Write;
 
 /// Prints events for people (or as JSON lines for scripts).
@@ -63,6 +64,14 @@ impl EventView {
             EventData::LoopDetection { message, .. } => {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[loop_detection] {}", multi_line(message));
+            }
+            EventData::Compaction { .. } => {
+                self.break_line(&mut out);
+                let _ = writeln!(
+                    out,
+                    "[compaction] {}",
+                    compaction_text(&event.data).unwrap_or_default()
+                );
             }
             EventData::Warning(warning) => {
                 self.break_line(&mut out);
@@ -138,4 +147,34 @@ fn indent(text: &str) -> String {
         .map(|l| format!("  {l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A COMPACTION event in words: what was done and the estimated sizes before and after.
+pub fn compaction_text(data: &EventData) -> Option<String> {
+    let EventData::Compaction {
+        trigger,
+        stage,
+        tokens_before,
+        tokens_after,
+        turns_before,
+        turns_after,
+        ..
+    } = data
+    else {
+        return None;
+    };
+    let why = match trigger {
+        CompactionTrigger::Threshold => "the context window was filling up",
+        CompactionTrigger::ContextLength => "the model refused the request as too long",
+        CompactionTrigger::Requested => "asked for",
+    };
+    let what = match stage {
+        CompactionStage::ToolOutputsElided => "old tool outputs elided".to_string(),
+        CompactionStage::Summarised => {
+            format!("older turns summarised ({turns_before} → {turns_after} items)")
+        }
+    };
+    Some(format!(
+        "conversation compacted ({why}): {what}, ~{tokens_before} → ~{tokens_after} tokens"
+    ))
 }

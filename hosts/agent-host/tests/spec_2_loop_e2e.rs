@@ -8,7 +8,7 @@ mod common;
 use agent_host::config::session_config;
 use agent_host::protocol::{EndReason, EventData};
 use agent_host::protocol::{ReasoningEffort, SessionState, StopReason};
-use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
+use agent_host::{AgentEvent, AgentRuntime, AgentSession, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};
 use serde_json::json;
@@ -39,14 +39,7 @@ async fn start_with(
     })
     .await
     .unwrap();
-    let url = server.base_url();
-    let endpoints = Endpoints::from_lookup(move |name| (name == "ANTHROPIC_BASE_URL").then(|| url.clone()));
-    let runtime = AgentRuntime::load(
-        &common::component(),
-        Some(&common::cache_dir()),
-        HttpTransport::new(endpoints).unwrap(),
-    )
-    .unwrap();
+    let runtime = common::runtime_at("ANTHROPIC_BASE_URL", server.base_url());
     let work = tempfile::tempdir().unwrap();
     let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
     let mut config = session_config("anthropic", "m");

@@ -200,7 +200,8 @@ export type WarningData =
   | { kind: 'llm_retry'; message: string; attempt: number; delay_ms: number; error_kind: ErrorKindName }
   | { kind: 'context_usage'; message: string; tokens: number; context_window: number; percent: number; source: 'provider' | 'estimate' }
   | { kind: 'persistence'; message: string }
-  | { kind: 'instance_restarted'; message: string };
+  | { kind: 'instance_restarted'; message: string }
+  | { kind: 'compaction'; message: string };
 
 /**
  * The payload of each event kind, field for field as the core emits it (snake_case). The
@@ -246,6 +247,16 @@ export interface EventDataByKind {
   STEERING_INJECTED: { content: string };
   TURN_LIMIT: { limit: 'max_tool_rounds_per_input' | 'max_turns'; value: number };
   LOOP_DETECTION: { message: string; window: number; pattern_length: number };
+  /** The history was made smaller; token counts are estimates of the whole request. */
+  COMPACTION: {
+    trigger: 'threshold' | 'context_length' | 'requested';
+    stage: 'tool_outputs_elided' | 'summarised';
+    tokens_before: number;
+    tokens_after: number;
+    turns_before: number;
+    turns_after: number;
+    summary_usage: Usage;
+  };
   WARNING: WarningData;
   ERROR: { message: string; kind: ErrorKindName; retryable: boolean };
 }
@@ -287,6 +298,16 @@ export interface Checkpoint {
   files: number;
 }
 
+/** What `compact` did; token counts are estimates of the whole request. */
+export interface CompactionReport {
+  /** Whether older turns were replaced by a summary (else only old tool outputs were elided). */
+  summarised: boolean;
+  tokensBefore: number;
+  tokensAfter: number;
+  turnsBefore: number;
+  turnsAfter: number;
+}
+
 /** What a restore changed. */
 export interface Restored {
   /** The files are as they were before this input. */
@@ -317,6 +338,8 @@ export class AgentSession {
   /** `restore` to the latest checkpoint (again: one input further back). */
   undo(): Restored;
   describe(): Record<string, any>;
+  /** Elides old tool outputs and summarises the older turns now (also automatic). */
+  compact(): Promise<CompactionReport>;
   close(): void;
   on(listener: (event: AgentEvent) => void): () => void;
   events(): AsyncIterableIterator<AgentEvent>;

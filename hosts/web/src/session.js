@@ -121,6 +121,32 @@ export class AgentSession {
   }
 
   /**
+   * Makes the history smaller now: old tool outputs are elided and the older turns replaced
+   * by a summary the model writes (the recent turns stay); a COMPACTION event reports it.
+   * Compaction also runs by itself before a request that would fill the context window.
+   * @returns {Promise<{summarised: boolean, tokensBefore: number, tokensAfter: number, turnsBefore: number, turnsAfter: number}>}
+   */
+  async compact() {
+    if (this.#state === 'closed') throw new AgentError('closed');
+    if (this.#state === 'processing') throw new AgentError('busy', 'an input is being processed; compact when it ends');
+    this.#state = 'processing';
+    try {
+      const report = await this.#core.compact();
+      return {
+        summarised: report.summarised,
+        tokensBefore: Number(report.tokensBefore),
+        tokensAfter: Number(report.tokensAfter),
+        turnsBefore: report.turnsBefore,
+        turnsAfter: report.turnsAfter,
+      };
+    } catch (e) {
+      throw agentError(e);
+    } finally {
+      this.#state = this.#core.state();
+    }
+  }
+
+  /**
    * The checkpoints recorded before each input, oldest first.
    * @returns {{input: number, label: string, createdMs: number, files: number}[]}
    */

@@ -176,6 +176,48 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
     assert.deepEqual([report.agent_id, report.success, report.output], ['agent-1', true, 'Wrote index.md in docs.']);
   });
 
+  test('compact() summarises the older turns, emits COMPACTION, and the next request starts from the summary', async () => {
+    const server = await startScriptedServer({
+      anthropic: [
+        [tool('r1', 'read_file', { file_path: 'big.txt' })],
+        [text('It is big.')],
+        [text('Second answer.')],
+        [text('TASK: inspect big.txt. STATE: read, it is big.')],
+        [text('Third answer.')],
+      ],
+    });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const workspace = new MemoryWorkspace({ 'big.txt': 'line of text\n'.repeat(2000) });
+      const session = await AgentSession.open({ workspace, endpoints: { local: { baseUrl: url } }, config: { endpoint: 'local' } });
+      const events = [];
+      session.on((event) => event.kind === 'COMPACTION' && events.push(event.data));
+      await session.submit('Look at big.txt');
+      await session.submit('Anything else?');
+      const report = await session.compact();
+      const outcome = await session.submit('Go on.');
+      const history = session.history();
+      session.close();
+      return { report, events, outcome, first: history[0] };
+    }, server.url);
+    assert.equal(result.report.summarised, true);
+    assert.ok(result.report.tokensAfter < result.report.tokensBefore, JSON.stringify(result.report));
+    assert.ok(result.report.turnsAfter < result.report.turnsBefore);
+    assert.equal(result.events.length, 1);
+    assert.equal(result.events[0].trigger, 'requested');
+    assert.equal(result.events[0].stage, 'summarised');
+    assert.equal(result.outcome.finalText, 'Third answer.');
+    assert.equal(result.first.type, 'system');
+    assert.match(result.first.content, /^Summary of the conversation so far[^]*TASK: inspect big.txt/);
+    const requests = await server.stop();
+    const summaryRequest = JSON.parse(requests[3].body);
+    assert.match(JSON.stringify(summaryRequest.system), /compact the conversation/);
+    assert.match(summaryRequest.messages[0].content[0].text, /## User\nLook at big.txt/);
+    const last = requests.at(-1).body;
+    assert.match(last, /Summary of the conversation so far/);
+    assert.doesNotMatch(last, /line of text/, 'the old tool output is not sent again');
+  });
+
   test('events() iterates until SESSION_END, and a snapshot reopens the conversation', async () => {
     const server = await startScriptedServer({ anthropic: [[text('First answer.')], [text('Second answer.')]] });
     const result = await page.evaluate(async (url) => {

@@ -13,6 +13,8 @@ pub enum SlashCommand {
     /// Show the reasoning effort, or set it (`None`: the model's default).
     Effort(Option<Option<ReasoningEffort>>),
     Reset,
+    /// Make the conversation smaller now (summarise older turns).
+    Compact,
     /// Put the files back as they were before the last input (again: one further back).
     Undo,
     /// List the checkpoints, or put the files back as they were before input N.
@@ -21,7 +23,7 @@ pub enum SlashCommand {
 }
 
 /// Each command with its one-line description, for `/help` and for mistakes.
-pub const COMMANDS: [(&str, &str); 7] = [
+pub const COMMANDS: [(&str, &str); 8] = [
     ("/help", "list these commands"),
     (
         "/model [NAME]",
@@ -32,6 +34,10 @@ pub const COMMANDS: [(&str, &str); 7] = [
         "show or set the reasoning effort",
     ),
     ("/reset", "forget this conversation and start a new session"),
+    (
+        "/compact",
+        "summarise the older part of the conversation to free context (also automatic)",
+    ),
     (
         "/undo",
         "put the files back as they were before the last input (again: one further back)",
@@ -71,6 +77,7 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         },
         "/reset" | "/new" | "/clear" => no_argument(SlashCommand::Reset),
         "/undo" => no_argument(SlashCommand::Undo),
+        "/compact" => no_argument(SlashCommand::Compact),
         "/rewind" => match argument.map(str::parse::<u32>) {
             None => Ok(SlashCommand::Rewind(None)),
             Some(Ok(n)) if n > 0 => Ok(SlashCommand::Rewind(Some(n))),
@@ -129,6 +136,13 @@ pub async fn apply(command: SlashCommand, agent: &mut Agent, p: &Palette) -> Str
             ),
             Err(e) => p.red(&format!("error: {e:#}")),
         },
+        SlashCommand::Compact => match agent.session().compact().await {
+            Ok(report) => format!(
+                "conversation compacted: {} → {} items, ~{} → ~{} tokens (estimated)",
+                report.turns_before, report.turns_after, report.tokens_before, report.tokens_after
+            ),
+            Err(e) => p.red(&format!("error: {e}")),
+        },
         SlashCommand::Undo => restored(agent.session().undo().await, agent, p),
         SlashCommand::Rewind(Some(n)) => restored(agent.session().restore(n).await, agent, p),
         SlashCommand::Rewind(None) => match agent.session().checkpoints().await {
@@ -186,6 +200,7 @@ mod tests {
         assert_eq!(parse("/effort default"), Ok(SlashCommand::Effort(Some(None))));
         assert_eq!(parse("/quit"), Ok(SlashCommand::Quit));
         assert_eq!(parse("/undo"), Ok(SlashCommand::Undo));
+        assert_eq!(parse("/compact"), Ok(SlashCommand::Compact));
         assert_eq!(parse("/rewind"), Ok(SlashCommand::Rewind(None)));
         assert_eq!(parse("/rewind 2"), Ok(SlashCommand::Rewind(Some(2))));
     }

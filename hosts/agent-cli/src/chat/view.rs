@@ -10,7 +10,7 @@ use super::style::Palette;
 use super::tool_lines::{error_lines, folded_output, summary};
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
-use agent_host::protocol::ToolCategory;
+use agent_host::protocol::{CompactionTrigger, ToolCategory};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -123,6 +123,11 @@ impl ChatView {
             }
             EventData::TurnLimit { limit, value } => {
                 screen.line(&p.yellow(&format!("! stopped: {} reached ({value})", limit.as_str())))
+            }
+            // `/compact` prints its own result.
+            EventData::Compaction { trigger, .. } if *trigger != CompactionTrigger::Requested => {
+                let text = crate::event_view::compaction_text(&event.data).unwrap_or_default();
+                screen.line(&p.dim(&format!("· {text}")))
             }
             // ERROR ends the input with the same error, which the chat reports then.
             _ => {}

@@ -15,8 +15,8 @@ use crate::runtime::engine::{AgentRuntime, InstanceOptions};
 use crate::runtime::instance::{AgentSession, describe_agent_error};
 use crate::session_host::control::{AgentEvent, SessionControl};
 use agent_protocol::{
-    AgentError, EventData, ReasoningEffort, ResumeRequest, SessionConfig, SessionState, SubmitOutcome,
-    Warning,
+    AgentError, CompactionReport, EventData, ReasoningEffort, ResumeRequest, SessionConfig, SessionState,
+    SubmitOutcome, Warning,
 };
 use anyhow::Context;
 use std::sync::{Arc, Mutex};
@@ -409,6 +409,13 @@ impl Journaled {
 
     pub async fn describe(&mut self) -> anyhow::Result<String> {
         self.session.describe().await
+    }
+
+    /// Compacts the history and saves a snapshot, so a resume starts from the smaller one.
+    pub async fn compact(&mut self) -> anyhow::Result<Result<CompactionReport, AgentError>> {
+        let report = self.session.compact().await?;
+        self.checkpoint().await;
+        Ok(report)
     }
 
     /// Sets the effort and saves a snapshot, so a restart or a resume keeps it.

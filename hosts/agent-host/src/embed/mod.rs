@@ -59,4 +59,7 @@ pub use events::{
 };
 pub use host::{Host, HostBuilder, ResumeOptions};
 pub use native_tool::{NativeTool, ToolError};
-pub use session::{Outcome, ReasoningEffort, Session, SessionHandle, SessionOptions, StopReason};
+pub use session::{
+    CompactionReport, CompactionStage, Outcome, ReasoningEffort, Session, SessionHandle, SessionOptions,
+    StopReason,
+};

@@ -16,7 +16,7 @@ const NO_CHECKPOINTS: &str =
     "this session has none: only a local workspace that the session may change has checkpoints";
 
 /// How deeply a reasoning model thinks, and why an input stopped: the protocol's own types.
-pub use agent_protocol::{ReasoningEffort, StopReason};
+pub use agent_protocol::{CompactionReport, CompactionStage, ReasoningEffort, StopReason};
 
 /// What a session runs with. Every field has a default; set what matters:
 ///
@@ -304,6 +304,20 @@ impl Session {
         let text = self.inner.lock().await.describe().await.map_err(Error::trap)?;
         serde_json::from_str(&text)
             .map_err(|e| Error::Internal(format!("the component described its profile in bad JSON: {e}")))
+    }
+
+    /// Makes the history smaller now: old tool outputs are elided and the older turns
+    /// replaced by a summary the model writes; the recent turns stay. A COMPACTION event
+    /// reports it. Compaction also runs by itself before a request that would fill the
+    /// context window; this is for a host that wants room now (chat's `/compact`). A
+    /// failed summary leaves the session usable ([`Error::Llm`] names why).
+    pub async fn compact(&self) -> Result<CompactionReport, Error> {
+        let mut session = self.inner.try_lock().map_err(|_| Error::Busy)?;
+        match session.compact().await {
+            Err(trap) => Err(Error::trap(trap)),
+            Ok(Err(error)) => Err(error.into()),
+            Ok(Ok(report)) => Ok(report),
+        }
     }
 
     /// Continues the conversation of a session an LLM error closed, in a fresh instance;

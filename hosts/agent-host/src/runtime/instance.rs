@@ -3,7 +3,7 @@
 use crate::session_host::control::SessionControl;
 use crate::session_host::state::HostState;
 use crate::wit::agent::{CoreInstance, CoreSession};
-use agent_protocol::{AgentError, ReasoningEffort, SessionState, SubmitOutcome};
+use agent_protocol::{AgentError, CompactionReport, ReasoningEffort, SessionState, SubmitOutcome};
 use std::sync::Arc;
 use wasmtime::Store;
 
@@ -73,6 +73,11 @@ impl AgentSession {
     /// The profile as the session uses it (capabilities, tools, system prompt), as JSON.
     pub async fn describe(&mut self) -> anyhow::Result<String> {
         self.instance.describe(&mut self.store, self.session).await
+    }
+
+    /// Compacts the history now (see the WIT's `session.compact`).
+    pub async fn compact(&mut self) -> anyhow::Result<Result<CompactionReport, AgentError>> {
+        self.instance.compact(&mut self.store, self.session).await
     }
 
     /// Closes the session (SESSION_END is emitted) and its subagents.

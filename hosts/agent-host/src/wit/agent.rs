@@ -5,7 +5,7 @@ use super::core::{AgentCore, AgentCorePre, host_tools, llm_transport, session_ho
 use super::environment;
 use crate::session_host::state::HostState;
 use agent_protocol::{
-    AgentError, ReasoningEffort, ResumeRequest, SessionConfig, SessionState, SubmitOutcome,
+    AgentError, CompactionReport, ReasoningEffort, ResumeRequest, SessionConfig, SessionState, SubmitOutcome,
 };
 use anyhow::Context;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceAny};
@@ -199,6 +199,20 @@ impl CoreInstance {
             .session()
             .call_describe(store, session.0)
             .await?)
+    }
+
+    pub async fn compact(
+        &self,
+        store: &mut Store<HostState>,
+        session: CoreSession,
+    ) -> Result<Result<CompactionReport, AgentError>, Trap> {
+        let report = self
+            .0
+            .agent_core_agent()
+            .session()
+            .call_compact(store, session.0)
+            .await?;
+        Ok(report.map(Into::into).map_err(Into::into))
     }
 
     pub async fn close(&self, store: &mut Store<HostState>, session: CoreSession) -> Result<(), Trap> {

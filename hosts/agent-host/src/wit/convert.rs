@@ -9,8 +9,8 @@ use agent_protocol::ports::{
     SubagentRequest, SubagentResult, ToolCategory, TransportError,
 };
 use agent_protocol::{
-    AgentError, EventKind, ReasoningEffort, SessionConfig, SessionState, StopReason, SubmitOutcome,
-    ToolDefinition, WireProtocol,
+    AgentError, CompactionReport, CompactionStage, EventKind, ReasoningEffort, SessionConfig, SessionState,
+    StopReason, SubmitOutcome, ToolDefinition, WireProtocol,
 };
 
 impl From<FsError> for types::FsError {
@@ -183,6 +183,7 @@ impl From<sh::EventKind> for EventKind {
             K::SteeringInjected => Self::SteeringInjected,
             K::TurnLimit => Self::TurnLimit,
             K::LoopDetection => Self::LoopDetection,
+            K::Compaction => Self::Compaction,
             K::Warning => Self::Warning,
             K::Error => Self::Error,
         }
@@ -295,6 +296,22 @@ impl From<api::StopReason> for StopReason {
             api::StopReason::Cancelled => Self::Cancelled,
             api::StopReason::Aborted => Self::Aborted,
             api::StopReason::ContextLength => Self::ContextLength,
+        }
+    }
+}
+
+impl From<api::CompactionReport> for CompactionReport {
+    fn from(r: api::CompactionReport) -> Self {
+        Self {
+            stage: if r.summarised {
+                CompactionStage::Summarised
+            } else {
+                CompactionStage::ToolOutputsElided
+            },
+            tokens_before: r.tokens_before,
+            tokens_after: r.tokens_after,
+            turns_before: r.turns_before,
+            turns_after: r.turns_after,
         }
     }
 }

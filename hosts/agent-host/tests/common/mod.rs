@@ -19,3 +19,15 @@ pub fn stdout(output: &Output) -> String {
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// The runtime over the built component, its requests sent to `url` as the base URL that
+/// the environment variable `variable` names (e.g. `ANTHROPIC_BASE_URL`).
+pub fn runtime_at(variable: &'static str, url: String) -> agent_host::AgentRuntime {
+    let endpoints = agent_host::Endpoints::from_lookup(move |name| (name == variable).then(|| url.clone()));
+    agent_host::AgentRuntime::load(
+        &component(),
+        Some(&cache_dir()),
+        agent_host::HttpTransport::new(endpoints).expect("an HTTP client"),
+    )
+    .expect("the component loads")
+}
