@@ -68,6 +68,17 @@ fn check(name: &str, response: &Response, expected: &Value) {
             n("completion_tokens"),
             "{name}: completion tokens"
         );
+        let detail = |group: &str, field: &str| usage.get(group).and_then(|g| g[field].as_u64()).unwrap_or(0);
+        assert_eq!(
+            response.usage.reasoning_tokens,
+            detail("completion_tokens_details", "reasoning_tokens"),
+            "{name}: reasoning tokens"
+        );
+        assert_eq!(
+            response.usage.cache_read_tokens,
+            detail("prompt_tokens_details", "cached_tokens"),
+            "{name}: cached tokens"
+        );
     }
     let id = expected["id"].as_str().or_else(|| expected["ids"][0].as_str());
     if let Some(id) = id {

@@ -85,8 +85,18 @@ fn check(name: &str, response: &Response, expected: &Value) {
         );
         assert_eq!(
             response.usage.output_tokens,
-            n("candidatesTokenCount") + n("thoughtsTokenCount"),
-            "{name}: output tokens (answer and thoughts)"
+            n("candidatesTokenCount"),
+            "{name}: output tokens (the answer's)"
+        );
+        assert_eq!(
+            response.usage.reasoning_tokens,
+            n("thoughtsTokenCount"),
+            "{name}: reasoning tokens (thoughts, apart from the answer's)"
+        );
+        assert_eq!(
+            response.usage.cache_read_tokens,
+            n("cachedContentTokenCount"),
+            "{name}: cached prompt tokens"
         );
     }
     let ids = expected["response_ids"].as_array().cloned().unwrap_or_default();

@@ -79,6 +79,13 @@ fn check(name: &str, response: &Response, expected: &Value) {
             .as_u64()
             .unwrap_or(0);
         assert_eq!(response.usage.cache_read_tokens, cached, "{name}: cached tokens");
+        let reasoning = usage["output_tokens_details"]["reasoning_tokens"]
+            .as_u64()
+            .unwrap_or(0);
+        assert_eq!(
+            response.usage.reasoning_tokens, reasoning,
+            "{name}: reasoning tokens"
+        );
     }
     assert_eq!(
         response.id.as_deref(),

@@ -109,6 +109,7 @@ fn an_image_too_large_to_send_is_refused_with_its_size() {
 /// A conversation whose last message carries a tool result with an image.
 fn request_with_image() -> Request {
     Request {
+        cache_key: None,
         model: "m".into(),
         system: "s".into(),
         messages: vec![

@@ -158,6 +158,15 @@ pub struct Usage {
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// Tokens the model spent reasoning, as each provider reports them (unified LLM spec
+    /// 3.9): part of `output_tokens` for OpenAI, apart from it for Gemini (thoughts), and
+    /// estimated from the thinking text for Anthropic. Absent from the JSON when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The outcome of one tool call, as the model will see it.

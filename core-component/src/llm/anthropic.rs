@@ -66,8 +66,49 @@ pub fn request_body(request: &Request) -> Value {
         body.insert("tool_choice".into(), json!({"type": "auto"}));
     }
     body.insert("stream".into(), json!(true));
-    super::merge_provider_options(&mut body, request, "anthropic", &["beta_headers"]);
+    let auto_cache = request
+        .provider_options
+        .as_ref()
+        .and_then(|o| o.pointer("/anthropic/auto_cache"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if auto_cache {
+        place_cache_breakpoints(&mut body);
+    }
+    super::merge_provider_options(&mut body, request, "anthropic", &["beta_headers", "auto_cache"]);
     Value::Object(body)
+}
+
+/// Anthropic caches a prompt's prefix only up to blocks marked `cache_control` (at most
+/// four per request). Marked here: the last tool (the tools come first in the prefix), the
+/// system prompt, and the last block of each of the last two user messages. The newest mark
+/// writes this turn's prefix; the one before it sits where the previous request ended, so
+/// this request reads that prefix back even after a long tool round (the API looks back
+/// only 20 blocks from a mark). The marks do not change the prefix's bytes, so a request
+/// hits what the one before it wrote. `provider_options.anthropic.auto_cache = false`
+/// turns this off.
+fn place_cache_breakpoints(body: &mut Map<String, Value>) {
+    let mark = |block: Option<&mut Value>| {
+        if let Some(Value::Object(block)) = block {
+            block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        }
+    };
+    mark(
+        body.get_mut("tools")
+            .and_then(Value::as_array_mut)
+            .and_then(|t| t.last_mut()),
+    );
+    mark(
+        body.get_mut("system")
+            .and_then(Value::as_array_mut)
+            .and_then(|s| s.last_mut()),
+    );
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for message in messages.iter_mut().rev().filter(|m| m["role"] == "user").take(2) {
+        mark(message["content"].as_array_mut().and_then(|c| c.last_mut()));
+    }
 }
 
 /// Converts messages to Anthropic's, merging consecutive same-role messages (the API
@@ -320,15 +361,31 @@ impl StreamFold {
             role: Role::Assistant,
             parts: self.parts,
         };
+        let mut usage = self.usage;
+        usage.reasoning_tokens = estimated_reasoning_tokens(&message);
         Response {
             id: self.id,
             model: self.model,
             finish_reason: finish_reason(self.stop_reason.as_deref(), &message),
             raw_finish_reason: self.stop_reason,
             message,
-            usage: self.usage,
+            usage,
         }
     }
+}
+
+/// Anthropic reports no reasoning count: the thinking text at four characters a token
+/// (redacted thinking is not counted; its size says nothing of the tokens behind it).
+fn estimated_reasoning_tokens(message: &Message) -> u64 {
+    let chars: usize = message
+        .parts
+        .iter()
+        .map(|part| match part {
+            ContentPart::Thinking { text, .. } => text.chars().count(),
+            _ => 0,
+        })
+        .sum();
+    chars.div_ceil(4) as u64
 }
 
 /// Usage fields present in an event replace earlier values: each is a snapshot.

@@ -307,6 +307,7 @@ fn usage(value: &Value) -> Usage {
         output_tokens: n(&value["completion_tokens"]),
         cache_read_tokens: n(&value["prompt_tokens_details"]["cached_tokens"]),
         cache_write_tokens: 0,
+        reasoning_tokens: n(&value["completion_tokens_details"]["reasoning_tokens"]),
     }
 }
 

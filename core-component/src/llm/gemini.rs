@@ -422,14 +422,16 @@ fn path_slot<'a>(root: &'a mut Value, path: &str) -> Option<&'a mut Value> {
     Some(slot)
 }
 
-/// A snapshot: the last chunk's counts win. Thought tokens are output the model produced.
+/// A snapshot: the last chunk's counts win. Thoughts are reported apart from the answer's
+/// tokens (both are billed as output).
 fn usage(value: &Value) -> Usage {
     let n = |field: &str| value[field].as_u64().unwrap_or(0);
     Usage {
         input_tokens: n("promptTokenCount"),
-        output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+        output_tokens: n("candidatesTokenCount"),
         cache_read_tokens: n("cachedContentTokenCount"),
         cache_write_tokens: 0,
+        reasoning_tokens: n("thoughtsTokenCount"),
     }
 }
 

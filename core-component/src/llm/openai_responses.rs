@@ -40,6 +40,10 @@ pub fn request_body(request: &Request) -> Value {
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
     body.insert("store".into(), json!(false));
+    if let Some(key) = &request.cache_key {
+        // Requests with the same key go to the same cache, so a session's prefix hits.
+        body.insert("prompt_cache_key".into(), json!(key));
+    }
     body.insert("stream".into(), json!(true));
     super::merge_provider_options(&mut body, request, "openai", &[]);
     Value::Object(body)
@@ -295,6 +299,7 @@ fn usage(value: &Value) -> Usage {
         output_tokens: n(&value["output_tokens"]),
         cache_read_tokens: n(&value["input_tokens_details"]["cached_tokens"]),
         cache_write_tokens: 0,
+        reasoning_tokens: n(&value["output_tokens_details"]["reasoning_tokens"]),
     }
 }
 

@@ -19,6 +19,9 @@ pub struct Request {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Provider-specific options merged into the request body.
     pub provider_options: Option<Value>,
+    /// Names the requests that share a prefix (the session's id), for a provider that routes
+    /// requests to its prompt cache by it (OpenAI's `prompt_cache_key`).
+    pub cache_key: Option<String>,
 }
 
 /// A complete response.

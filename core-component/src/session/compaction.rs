@@ -193,6 +193,8 @@ impl Session {
             ),
             reasoning_effort: None,
             provider_options: self.config.provider_options.clone(),
+            // Another prefix than the conversation's: a cache of its own.
+            cache_key: None,
         };
         let response = self.call_with_retries(|| self.stream_quietly(&request))?;
         let summary = response.message.text();

@@ -4,7 +4,7 @@
 use super::Session;
 use crate::events::{EventData, TokenSource, Warning};
 use crate::history::Turn;
-use crate::llm::{ContentPart, Usage};
+use crate::llm::{ContentPart, Usage, WireProtocol};
 
 /// Share of the window at which the warning is given.
 const WARN_AT_PERCENT: u64 = 80;
@@ -14,7 +14,7 @@ impl Session {
     /// back below it (a host trimming the history) re-arms the warning.
     pub(super) fn check_context_usage(&mut self, usage: &Usage) {
         let window = self.profile.context_window_size.max(1);
-        let (tokens, source) = match provider_reported_tokens(usage) {
+        let (tokens, source) = match provider_reported_tokens(usage, self.config.protocol) {
             Some(tokens) => (tokens, TokenSource::Provider),
             None => (history_chars(&self.history) / 4, TokenSource::Estimate),
         };
@@ -40,8 +40,15 @@ impl Session {
 
 /// What the provider says the conversation now holds: the prompt (cached or not) plus the
 /// answer, which becomes part of the next prompt. `None` when it reported nothing.
-fn provider_reported_tokens(usage: &Usage) -> Option<u64> {
-    let prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+/// Anthropic counts cached prompt tokens apart from `input_tokens`; OpenAI and Gemini
+/// count them inside it.
+fn provider_reported_tokens(usage: &Usage, protocol: WireProtocol) -> Option<u64> {
+    let prompt = match protocol {
+        WireProtocol::AnthropicMessages => {
+            usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        }
+        _ => usage.input_tokens,
+    };
     (prompt > 0).then_some(prompt + usage.output_tokens)
 }
 

@@ -463,6 +463,7 @@ impl Session {
                 .reasoning_effort
                 .filter(|_| self.profile.supports_reasoning),
             provider_options: self.config.provider_options.clone(),
+            cache_key: Some(self.id.clone()),
         };
         let tools_chars: usize = request
             .tools

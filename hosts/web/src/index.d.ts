@@ -193,6 +193,8 @@ export interface Usage {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /** Tokens spent reasoning (absent when none were reported). */
+  reasoning_tokens?: number;
 }
 
 export type WarningData =
