@@ -514,4 +514,31 @@ fn retries_give_up_after_the_policy_and_the_error_is_reported() {
         (500..=1_500).contains(&sleeps[0]) && (1_000..=3_000).contains(&sleeps[1]),
         "{sleeps:?}"
     );
+    // Issue 22: a server that failed three times says nothing against the next input.
+    assert_eq!(h.session.state(), SessionState::Idle);
+    assert!(!h.host.kinds().contains(&EventKind::SessionEnd));
+    assert_eq!(h.events_of(EventKind::Error)[0]["retryable"], true);
+    assert_eq!(h.session.submit("again").unwrap().final_text, "never");
+}
+
+#[test]
+fn a_stream_cut_mid_answer_ends_the_input_and_the_session_goes_on() {
+    let mut cut = text_reply("a long answer that never finishes");
+    cut.chunks.truncate(cut.chunks.len() / 2);
+    cut.break_with = Some(agent_core::protocol::ports::TransportError::Io(
+        "connection reset by peer".to_string(),
+    ));
+    let mut h = Harness::new(vec![cut, text_reply("second try")]);
+    let error = h.session.submit("x").unwrap_err();
+    assert!(
+        matches!(&error, AgentError::Llm(m) if m.contains("connection reset")),
+        "{error:?}"
+    );
+    assert_eq!(
+        h.transport.requests.borrow().len(),
+        1,
+        "text was already shown: not retried"
+    );
+    assert_eq!(h.session.state(), SessionState::Idle);
+    assert_eq!(h.session.submit("again").unwrap().final_text, "second try");
 }

@@ -248,7 +248,15 @@ impl Session {
                     kind: error.kind,
                     retryable: error.kind.retryable(),
                 });
-                self.close_with(EndReason::Error);
+                // A network blip, an overloaded or failing server, a stream cut mid-answer:
+                // the input ends with the error once the retries are spent, and the session
+                // takes the next input (issue 22). What no retry can fix (authentication,
+                // permission, an invalid request, the configuration) closes it (spec 2.8).
+                if transient(error.kind) {
+                    self.state = SessionState::Idle;
+                } else {
+                    self.close_with(EndReason::Error);
+                }
                 return Err(AgentError::Llm(error.to_string()));
             }
         };
@@ -505,6 +513,12 @@ impl Session {
             .stream(request, &interrupted, &mut |_| {})
             .map_err(|error| (error, false))
     }
+}
+
+/// Failures that say nothing against the next input: the provider or the network, not the
+/// request or the credentials.
+fn transient(kind: ErrorKind) -> bool {
+    kind.retryable() || kind == ErrorKind::Stream
 }
 
 /// Whether a text-only answer ends by asking the user something (state AWAITING_INPUT):

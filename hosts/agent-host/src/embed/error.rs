@@ -22,8 +22,10 @@ pub enum Error {
     /// The component refused the session's configuration; the message names the field.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
-    /// An LLM request failed for good (authentication, invalid request, replay divergence,
-    /// retries exhausted); the session is closed.
+    /// An LLM request failed for good. Authentication, permission, an invalid request or
+    /// a replay divergence close the session; a transient failure (network, overloaded or
+    /// failing server, a stream cut mid-answer) once the retries are spent ends only the
+    /// input, and a failed `compact` leaves the session as it was.
     #[error("the LLM request failed: {0}")]
     Llm(String),
     /// The session's files could not be written or read back (its store's folder, a
