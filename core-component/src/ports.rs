@@ -33,6 +33,11 @@ pub trait Environment {
     fn working_directory(&self) -> String;
     fn platform(&self) -> String;
     fn os_version(&self) -> String;
+    /// An absolute folder, outside the workspace, where the session may save tool outputs
+    /// for the model to read back with read_file; `None` when the environment has none.
+    fn scratch_directory(&self) -> Option<String> {
+        None
+    }
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn Process>, SpawnError>;
 }
 

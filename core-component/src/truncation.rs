@@ -25,8 +25,33 @@ fn offset_from_end(s: &str, n: usize) -> usize {
     s.char_indices().rev().nth(n - 1).map(|(i, _)| i).unwrap_or(0)
 }
 
+/// Where the model can find an output's full text, for the truncation marker.
+#[derive(Debug, Clone, Copy)]
+pub enum FullOutput<'a> {
+    /// Saved at this path, which read_file accepts (issue 22).
+    SavedAt(&'a str),
+    /// Kept only in the host's event stream (the spec's wording): no scratch area.
+    EventStream,
+}
+
+impl FullOutput<'_> {
+    fn sentence(self) -> String {
+        match self {
+            Self::SavedAt(path) => format!(
+                "The full output was saved to {path}: read it with read_file, paging with offset and limit."
+            ),
+            Self::EventStream => "The full output is available in the event stream.".to_string(),
+        }
+    }
+}
+
 /// Character-based truncation (section 5.1).
 pub fn truncate_chars(output: &str, max_chars: usize, mode: Mode) -> String {
+    truncate_chars_saved(output, max_chars, mode, FullOutput::EventStream)
+}
+
+/// [`truncate_chars`], with the marker saying where the full output is.
+pub fn truncate_chars_saved(output: &str, max_chars: usize, mode: Mode, full: FullOutput<'_>) -> String {
     // A byte length within the limit is a char length within it too: skip the count.
     if output.len() <= max_chars {
         return output.to_string();
@@ -44,15 +69,16 @@ pub fn truncate_chars(output: &str, max_chars: usize, mode: Mode) -> String {
             let tail = max_chars - head;
             format!(
                 "{}\n\n[WARNING: Tool output was truncated. {removed} characters were removed from the middle. \
-                 The full output is available in the event stream. \
+                 {} \
                  If you need to see specific parts, re-run the tool with more targeted parameters.]\n\n{}",
                 &output[..offset_from_start(output, head)],
+                full.sentence(),
                 &output[offset_from_end(output, tail)..]
             )
         }
         Mode::Tail => format!(
-            "[WARNING: Tool output was truncated. First {removed} characters were removed. \
-             The full output is available in the event stream.]\n\n{}",
+            "[WARNING: Tool output was truncated. First {removed} characters were removed. {}]\n\n{}",
+            full.sentence(),
             &output[offset_from_end(output, max_chars)..]
         ),
     }
@@ -60,6 +86,11 @@ pub fn truncate_chars(output: &str, max_chars: usize, mode: Mode) -> String {
 
 /// Line-based truncation (section 5.3), applied after character truncation.
 pub fn truncate_lines(output: &str, max_lines: usize) -> String {
+    truncate_lines_saved(output, max_lines, FullOutput::EventStream)
+}
+
+/// [`truncate_lines`], with the marker saying where the full output is when it was saved.
+pub fn truncate_lines_saved(output: &str, max_lines: usize, full: FullOutput<'_>) -> String {
     let lines: Vec<&str> = output.split('\n').collect();
     if lines.len() <= max_lines {
         return output.to_string();
@@ -67,18 +98,36 @@ pub fn truncate_lines(output: &str, max_lines: usize) -> String {
     let head = max_lines / 2;
     let tail = max_lines - head;
     let omitted = lines.len() - head - tail;
+    // Character truncation's warning may be among the omitted lines: this one says it too.
+    let saved = match full {
+        FullOutput::SavedAt(_) => format!(". {}", full.sentence()),
+        FullOutput::EventStream => String::new(),
+    };
     format!(
-        "{}\n[... {omitted} lines omitted ...]\n{}",
+        "{}\n[... {omitted} lines omitted{saved} ...]\n{}",
         lines[..head].join("\n"),
         lines[lines.len() - tail..].join("\n")
     )
 }
 
+/// Whether [`truncate_tool_output`] would cut `output`.
+pub fn would_truncate(output: &str, limits: &OutputLimits) -> bool {
+    (output.len() > limits.max_chars && output.chars().count() > limits.max_chars)
+        || limits
+            .max_lines
+            .is_some_and(|n| output.split('\n').nth(n).is_some())
+}
+
 /// The full pipeline for one tool's output.
 pub fn truncate_tool_output(output: &str, limits: &OutputLimits) -> String {
-    let result = truncate_chars(output, limits.max_chars, limits.mode);
+    truncate_tool_output_saved(output, limits, FullOutput::EventStream)
+}
+
+/// [`truncate_tool_output`], the markers saying where the full output is.
+pub fn truncate_tool_output_saved(output: &str, limits: &OutputLimits, full: FullOutput<'_>) -> String {
+    let result = truncate_chars_saved(output, limits.max_chars, limits.mode, full);
     match limits.max_lines {
-        Some(n) => truncate_lines(&result, n),
+        Some(n) => truncate_lines_saved(&result, n, full),
         None => result,
     }
 }

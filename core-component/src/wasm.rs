@@ -146,6 +146,9 @@ impl ports::Environment for Env {
     fn os_version(&self) -> String {
         ee::os_version()
     }
+    fn scratch_directory(&self) -> Option<String> {
+        ee::scratch_directory()
+    }
     fn spawn(&self, request: ports::SpawnRequest) -> Result<Box<dyn ports::Process>, ports::SpawnError> {
         let request = ee::SpawnRequest {
             command: request.command,

@@ -3,6 +3,7 @@
 
 mod compaction;
 mod context;
+mod offload;
 mod saved;
 mod tool_round;
 

@@ -116,7 +116,7 @@ impl Session {
         let limits = truncation::limits_for(&self.config, &call.name, &traits);
         let (result, outcome) = match started.finish(&mut on_output) {
             Ok(output) => {
-                let content = truncation::truncate_tool_output(&output.text, &limits);
+                let content = self.shown_to_model(call, &output.text, &limits);
                 // Hosts learn what was shown to the model; the pixels stay in the history.
                 let images = output
                     .images

@@ -10,7 +10,7 @@ use agent_host::protocol::{EndReason, EventData};
 use agent_host::protocol::{ReasoningEffort, SessionState, StopReason};
 use agent_host::{AgentEvent, AgentRuntime, AgentSession, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
-use scripted_llm::{Reply, Script, ScriptedServer};
+use scripted_llm::{Reply, ScriptedServer};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,12 +33,7 @@ async fn start_with(
     replies: Vec<Reply>,
     configure: impl FnOnce(&mut agent_host::protocol::SessionConfig),
 ) -> Started {
-    let server = ScriptedServer::start(Script {
-        replies,
-        require_api_key: None,
-    })
-    .await
-    .unwrap();
+    let server = common::serve(replies).await;
     let runtime = common::runtime_at("ANTHROPIC_BASE_URL", server.base_url());
     let work = tempfile::tempdir().unwrap();
     let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());

@@ -11,7 +11,7 @@ use agent_host::config::session_config;
 use agent_host::protocol::{EventData, StopReason, WireProtocol};
 use agent_host::{AgentEvent, LocalEnvironment};
 use scripted_llm::anthropic::{text, tool_use};
-use scripted_llm::{Reply, Script, ScriptedServer, anthropic, chat_completions, gemini, openai_responses};
+use scripted_llm::{Reply, anthropic, chat_completions, gemini, openai_responses};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -150,12 +150,7 @@ async fn drive(api: Api) {
         )]),
         api.reply(&[text("Both files hold numbered lines.")]),
     ];
-    let server = ScriptedServer::start(Script {
-        replies,
-        require_api_key: None,
-    })
-    .await
-    .unwrap();
+    let server = common::serve(replies).await;
     let (provider, variable, protocol, suffix) = api.endpoint();
     let runtime = common::runtime_at(variable, format!("{}{suffix}", server.base_url()));
     let work = tempfile::tempdir().unwrap();
@@ -248,4 +243,77 @@ async fn openai_responses_compacts_and_finishes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_compacts_and_finishes() {
     drive(Api::Gemini).await;
+}
+
+/// Issue 22, natively: a command's 1 MB output is cut for the model, saved in the local
+/// environment's scratch folder (outside the workspace), and a scripted model reads it back
+/// whole with read_file through the path the marker names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_1_mb_command_output_is_read_back_whole_through_the_path_in_the_marker() {
+    use agent_host::environments::Environment;
+    let work = tempfile::tempdir().unwrap();
+    let env = Arc::new(LocalEnvironment::new(work.path()).unwrap());
+    let scratch = env
+        .scratch_directory()
+        .expect("a local environment has a scratch folder");
+    assert!(
+        !scratch.starts_with(&*work.path().to_string_lossy()),
+        "outside the workspace"
+    );
+    let saved = format!("{scratch}/s-1/shell-c1.txt");
+    let command = "python3 -c \"import sys; sys.stdout.write(''.join(('output line %05d' % i).ljust(99) + '\\n' for i in range(10000)))\"";
+    let mut replies = vec![anthropic::message(&[tool_use(
+        "c1",
+        "shell",
+        json!({"command": command}),
+    )])];
+    for page in 0..25 {
+        let id = format!("r{page}");
+        replies.push(anthropic::message(&[tool_use(
+            &id,
+            "read_file",
+            json!({"file_path": saved, "offset": 1 + page * 400, "limit": 400}),
+        )]));
+    }
+    replies.push(anthropic::message(&[text("Read it all.")]));
+    let server = common::serve(replies).await;
+    let runtime = common::runtime_at("ANTHROPIC_BASE_URL", server.base_url());
+    let mut config = session_config("anthropic", "m");
+    config.session_id = Some("s-1".to_string());
+    let (mut session, _events) = runtime.start_session(config, env.clone()).await.unwrap();
+    let outcome = session.submit("Dump, then read it back.").await.unwrap().unwrap();
+    assert_eq!(outcome.final_text, "Read it all.");
+
+    let requests = server.requests();
+    let marker = requests[1].tool_results()[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(marker.len() < 40_000, "the model sees a cut output");
+    assert!(
+        marker.contains(&format!(
+            "The full output was saved to {saved}: read it with read_file"
+        )),
+        "{}",
+        &marker[marker.len().saturating_sub(3_000)..]
+    );
+    let mut read_back = String::new();
+    for request in &requests[2..27] {
+        let results = request.tool_results();
+        let page = results.last().unwrap()["content"].as_str().unwrap();
+        for line in page.lines().filter(|l| !l.starts_with('[')) {
+            read_back.push_str(line.split_once(" | ").unwrap().1);
+            read_back.push('\n');
+        }
+    }
+    let expected: String = (0..10_000)
+        .map(|i| format!("{:<99}\n", format!("output line {i:05}")))
+        .collect();
+    assert_eq!(read_back.len(), 1_000_000);
+    assert!(read_back == expected, "the 1 MB output read back whole");
+    assert!(
+        std::fs::read_dir(work.path()).unwrap().next().is_none(),
+        "nothing was written into the workspace"
+    );
+    session.close().await.unwrap();
 }

@@ -12,7 +12,7 @@
 // (`throw { tag: 'not-found', val: '...' }`). An Error thrown instead would trap the
 // component, so every fallible function turns unexpected failures into `other`.
 
-import { WorkspaceError, compareCodePoints } from './workspace.js';
+import { MemoryWorkspace, WorkspaceError, compareCodePoints } from './workspace.js';
 import { failure } from './fs-error.js';
 import { compilePattern, searchFile } from './grep.js';
 import { compileGlob } from './ignore-rules.js';
@@ -57,8 +57,14 @@ export class Process {
   kill() {}
 }
 
+/** Where cut tool outputs are saved in full for the model: a folder of its own, outside the workspace. */
+export const SCRATCH_ROOT = '/agent-outputs';
+
 /**
- * The execution environment the component imports, working on `workspace`.
+ * The execution environment the component imports, working on `workspace`, with a scratch
+ * folder (`SCRATCH_ROOT`, in memory, apart from the workspace) where the agent saves the full
+ * text of tool outputs it cut, for `read_file` to page through. A scoped environment (a
+ * subagent's) has none.
  * @param {import('./workspace.js').MemoryWorkspace} workspace
  * @param {{cwd?: string, osVersion?: string}} [options] `cwd` scopes the environment to a
  *   directory of the workspace (as the native `Scoped` does for subagents): relative paths
@@ -67,6 +73,28 @@ export class Process {
  * @returns {object} the functions of `agent:core/execution-environment@0.1.0`, camelCased, and `Process`
  */
 export function executionEnvironment(workspace, options = {}) {
+  const main = environmentOver(workspace, options);
+  const within = (root) => (path) => typeof path === 'string' && (path === root || path.startsWith(`${root}/`));
+  if (options.cwd !== undefined || within(workspace.root)(SCRATCH_ROOT)) {
+    return { ...main, scratchDirectory: () => undefined };
+  }
+  const scratch = environmentOver(new MemoryWorkspace({}, { root: SCRATCH_ROOT }), {});
+  const inScratch = within(SCRATCH_ROOT);
+  const routed = (name) => (path, ...rest) => (inScratch(path) ? scratch : main)[name](path, ...rest);
+  return {
+    ...main,
+    readFile: routed('readFile'),
+    writeFile: routed('writeFile'),
+    fileExists: routed('fileExists'),
+    stat: routed('stat'),
+    listDirectory: routed('listDirectory'),
+    /** @returns {string | undefined} the scratch folder */
+    scratchDirectory: () => SCRATCH_ROOT,
+  };
+}
+
+/** The environment's functions over one MemoryWorkspace. */
+function environmentOver(workspace, options) {
   const paths = new Paths(workspace, options.cwd);
 
   return {

@@ -76,7 +76,11 @@ export class AgentSession {
     const tools = new Map((options.config?.tools ?? []).map((tool) => [tool.name, tool]));
     const api = await instantiateCore(
       {
-        environment: options.environment ?? executionEnvironment(options.workspace),
+        // An environment of the application's own written before `scratch-directory` existed
+        // has none: the agent then only cuts long outputs.
+        environment: options.environment
+          ? { scratchDirectory: () => undefined, ...options.environment }
+          : executionEnvironment(options.workspace),
         transport: llmTransport({
           endpoints: options.endpoints ?? {},
           signal: () => this.#input.signal,

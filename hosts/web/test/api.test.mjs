@@ -218,6 +218,45 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
     assert.doesNotMatch(last, /line of text/, 'the old tool output is not sent again');
   });
 
+  test('a cut 1 MB tool output is saved and read back whole through the path in the marker', async () => {
+    const saved = '/agent-outputs/s-1/dump-d1.txt';
+    const pages = Array.from({ length: 25 }, (_, k) => [tool(`r${k}`, 'read_file', { file_path: saved, offset: 1 + k * 400, limit: 400 })]);
+    const server = await startScriptedServer({ anthropic: [[tool('d1', 'dump', {})], ...pages, [text('Read it all.')]] });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const big = Array.from({ length: 10000 }, (_, i) => `output line ${String(i).padStart(5, '0')}`.padEnd(99) + '\n').join('');
+      const workspace = new MemoryWorkspace({ 'a.txt': 'a' });
+      const session = await AgentSession.open({
+        workspace,
+        endpoints: { local: { baseUrl: url } },
+        config: {
+          endpoint: 'local',
+          sessionId: 's-1',
+          tools: [{ name: 'dump', description: 'Prints a lot.', parameters: { type: 'object', properties: {} }, call: () => big }],
+        },
+      });
+      const outcome = await session.submit('Dump, then read it back.');
+      session.close();
+      return { outcome, big, files: Object.keys(workspace.toObject()) };
+    }, server.url);
+    assert.equal(result.outcome.finalText, 'Read it all.');
+    assert.equal(result.big.length, 1000000);
+    assert.deepEqual(result.files, ['a.txt'], 'the saved output is not in the workspace');
+    const requests = await server.stop();
+    const marker = resultText(toolResults(requests[1])[0]);
+    assert.ok(marker.length < 40000);
+    assert.match(marker, /The full output was saved to \/agent-outputs\/s-1\/dump-d1.txt: read it with read_file/);
+    let readBack = '';
+    for (let n = 2; n < 27; n++) {
+      const pageText = resultText(toolResults(requests[n]).at(-1));
+      for (const line of pageText.split('\n')) {
+        if (line === '' || line.startsWith('[')) continue;
+        readBack += `${line.slice(line.indexOf(' | ') + 3)}\n`;
+      }
+    }
+    assert.equal(readBack, result.big);
+  });
+
   test('events() iterates until SESSION_END, and a snapshot reopens the conversation', async () => {
     const server = await startScriptedServer({ anthropic: [[text('First answer.')], [text('Second answer.')]] });
     const result = await page.evaluate(async (url) => {

@@ -23,6 +23,8 @@ pub struct FakeEnv {
     handler: ProcessHandler,
     /// Like the browser host's: platform `browser`, and `spawn` is unsupported.
     browser: bool,
+    /// The scratch folder it reports (files under it live in `files` like any other).
+    scratch: Option<String>,
 }
 
 impl Default for FakeEnv {
@@ -42,7 +44,14 @@ impl FakeEnv {
             process_log: Rc::default(),
             handler,
             browser: false,
+            scratch: None,
         }
+    }
+
+    /// Reports `dir` as its scratch folder.
+    pub fn with_scratch(mut self, dir: &str) -> Self {
+        self.scratch = Some(dir.to_string());
+        self
     }
 
     /// An environment like the browser host's, which cannot run processes.
@@ -268,6 +277,10 @@ impl Environment for FakeEnv {
 
     fn os_version(&self) -> String {
         "FakeOS 1.0".to_string()
+    }
+
+    fn scratch_directory(&self) -> Option<String> {
+        self.scratch.clone()
     }
 
     fn spawn(&self, request: SpawnRequest) -> Result<Box<dyn Process>, SpawnError> {

@@ -92,6 +92,10 @@ pub trait Delegating: Send + Sync + 'static {
     fn checkpoint_exclusions(&self) -> Vec<std::path::PathBuf> {
         self.inner().checkpoint_exclusions()
     }
+
+    fn scratch_directory(&self) -> Option<String> {
+        self.inner().scratch_directory()
+    }
 }
 
 #[async_trait]
@@ -162,5 +166,9 @@ impl<T: Delegating> Environment for T {
 
     fn checkpoint_exclusions(&self) -> Vec<std::path::PathBuf> {
         Delegating::checkpoint_exclusions(self)
+    }
+
+    fn scratch_directory(&self) -> Option<String> {
+        Delegating::scratch_directory(self)
     }
 }

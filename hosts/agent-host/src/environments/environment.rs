@@ -43,6 +43,12 @@ pub trait Environment: Send + Sync + 'static {
     fn checkpoint_exclusions(&self) -> Vec<std::path::PathBuf> {
         Vec::new()
     }
+    /// The folder, outside the workspace, where the agent saves the full text of tool
+    /// outputs it cut (`execution-environment.scratch-directory`); reads and writes under it
+    /// are allowed. `None`: no such place, outputs are only cut.
+    fn scratch_directory(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Largest piece of a file `read-file` returns at once.

@@ -32,11 +32,35 @@ struct Root {
     dir: Dir,
 }
 
+/// The folder where cut tool outputs are saved in full for the model (issue 22): a private
+/// (0700) temporary folder, removed when the last clone of the environment goes. Commands
+/// cannot write it (the sandbox's writable roots do not include it).
+#[derive(Debug)]
+struct Scratch {
+    root: Root,
+    _dir: tempfile::TempDir,
+}
+
+fn open_scratch() -> Option<Arc<Scratch>> {
+    let made = tempfile::Builder::new()
+        .prefix("agent-host-outputs-")
+        .tempdir()
+        .and_then(|dir| Ok((open_root(dir.path())?, dir)));
+    match made {
+        Ok((root, dir)) => Some(Arc::new(Scratch { root, _dir: dir })),
+        Err(error) => {
+            tracing::warn!(%error, "no folder for saved tool outputs; long outputs are only cut");
+            None
+        }
+    }
+}
+
 /// Files and processes on this machine, confined to a workspace and any extra roots.
 #[derive(Debug, Clone)]
 pub struct LocalEnvironment {
     /// The workspace first, then the extra allowed roots.
     roots: Arc<Vec<Root>>,
+    scratch: Option<Arc<Scratch>>,
     env_policy: EnvPolicy,
     /// `None`: commands run with all the user's rights.
     sandbox: Option<Arc<Sandbox>>,
@@ -59,6 +83,7 @@ impl LocalEnvironment {
     pub fn new(dir: impl AsRef<Path>) -> std::io::Result<Self> {
         Ok(Self {
             roots: Arc::new(vec![open_root(dir.as_ref())?]),
+            scratch: open_scratch(),
             env_policy: EnvPolicy::default(),
             sandbox: None,
         })
@@ -73,6 +98,7 @@ impl LocalEnvironment {
         }
         Ok(Self {
             roots: Arc::new(roots),
+            scratch: self.scratch,
             env_policy: self.env_policy,
             sandbox: self.sandbox,
         })
@@ -113,6 +139,7 @@ impl LocalEnvironment {
         let (root, relative) = if given.is_absolute() {
             self.roots
                 .iter()
+                .chain(self.scratch.as_ref().map(|s| &s.root))
                 .find_map(|root| {
                     given
                         .strip_prefix(&root.path)
@@ -380,6 +407,12 @@ impl Environment for LocalEnvironment {
 
     /// The sandbox's denied reads, and what it keeps read-only whatever the mode (`.git`,
     /// `.agent`, a `.git` file's `gitdir:` target): a restore must not rewrite a repository.
+    fn scratch_directory(&self) -> Option<String> {
+        self.scratch
+            .as_ref()
+            .map(|s| s.root.path.to_string_lossy().into_owned())
+    }
+
     fn checkpoint_exclusions(&self) -> Vec<PathBuf> {
         let mut excluded = crate::sandbox::protected_paths(self.root());
         if let Some(sandbox) = &self.sandbox {

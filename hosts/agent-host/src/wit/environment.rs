@@ -163,6 +163,10 @@ impl ee::Host for EnvView<'_> {
         Ok(self.env.os_version())
     }
 
+    async fn scratch_directory(&mut self) -> Result<Option<String>> {
+        Ok(self.env.scratch_directory())
+    }
+
     async fn spawn(
         &mut self,
         request: ee::SpawnRequest,

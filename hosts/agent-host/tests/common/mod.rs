@@ -31,3 +31,13 @@ pub fn runtime_at(variable: &'static str, url: String) -> agent_host::AgentRunti
     )
     .expect("the component loads")
 }
+
+/// The scripted LLM server on 127.0.0.1, answering with `replies` in order, no key checked.
+pub async fn serve(replies: Vec<scripted_llm::Reply>) -> scripted_llm::ScriptedServer {
+    scripted_llm::ScriptedServer::start(scripted_llm::Script {
+        replies,
+        require_api_key: None,
+    })
+    .await
+    .expect("the scripted server starts")
+}

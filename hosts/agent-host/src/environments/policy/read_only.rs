@@ -49,6 +49,11 @@ impl crate::environments::delegating::Delegating for ReadOnly {
         None
     }
 
+    /// Nothing is written, not even saved outputs: they are only cut.
+    fn scratch_directory(&self) -> Option<String> {
+        None
+    }
+
     async fn write_file(&self, path: &str, _contents: &[u8]) -> Result<(), FsError> {
         Err(self.refuse(&format!("writing {path}")))
     }

@@ -73,6 +73,11 @@ impl crate::environments::delegating::Delegating for Scoped {
         &self.inner
     }
 
+    /// The parent's scratch folder is outside the scope: a subagent's outputs are only cut.
+    fn scratch_directory(&self) -> Option<String> {
+        None
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         self.inner().read_file(&self.outer(path), range).await
     }

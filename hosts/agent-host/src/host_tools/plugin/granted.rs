@@ -53,6 +53,11 @@ impl crate::environments::delegating::Delegating for Granted {
         &*self.inner
     }
 
+    /// The session's saved outputs are not a plugin's business.
+    fn scratch_directory(&self) -> Option<String> {
+        None
+    }
+
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
         self.fs(Capability::Read, &format!("reading {path}"))?;
         // Checked before reading, so a huge file never reaches the host's memory either.
