@@ -17,6 +17,7 @@ pub mod prompt_context;
 pub mod session;
 pub mod tools;
 pub mod truncation;
+pub mod usage;
 
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 const CATALOG_JSON: &str = include_str!("../data/models.json");
 
 /// One known model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
     pub id: String,
     pub provider: String,
@@ -22,11 +22,38 @@ pub struct ModelInfo {
     pub knowledge_cutoff: Option<String>,
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// List prices, where we could confirm them (see [`prices_as_of`]).
+    #[serde(default)]
+    pub price: Option<Price>,
+}
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    /// `None`: not listed; cached tokens are billed as input (an upper bound).
+    pub cache_read: Option<f64>,
+    /// `None`: not listed (or not billed apart); written tokens are billed as input.
+    pub cache_write: Option<f64>,
 }
 
 #[derive(Deserialize)]
 struct Catalog {
+    #[serde(default)]
+    prices_as_of: String,
     models: Vec<ModelInfo>,
+}
+
+static PRICES_AS_OF: LazyLock<String> = LazyLock::new(|| {
+    serde_json::from_str::<Catalog>(CATALOG_JSON)
+        .map(|c| c.prices_as_of)
+        .unwrap_or_default()
+});
+
+/// When the catalog's prices were the providers' list prices (`YYYY-MM`).
+pub fn prices_as_of() -> &'static str {
+    &PRICES_AS_OF
 }
 
 /// The catalog, parsed once. The file is part of the build and checked by the tests, so a

@@ -8,6 +8,7 @@ use crate::config::SessionConfig;
 use crate::history::{FinishReason, ToolCall, Usage};
 use crate::outcome::{ErrorKind, SessionState, StopReason};
 pub use crate::ports::{OutputStream, ToolCategory};
+use crate::usage::UsageTotals;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -244,10 +245,16 @@ pub enum EventData {
         content: String,
     },
     /// The current input is fully handled; `turns` counts the session's LLM turns.
+    /// `usage` adds up this input's requests, `session_usage` the session's so far (absent
+    /// when no request was made).
     ProcessingEnd {
         stop_reason: StopReason,
         rounds: u32,
         turns: u32,
+        #[serde(default, skip_serializing_if = "UsageTotals::is_empty")]
+        usage: UsageTotals,
+        #[serde(default, skip_serializing_if = "UsageTotals::is_empty")]
+        session_usage: UsageTotals,
     },
     AssistantTextStart {},
     AssistantTextDelta {

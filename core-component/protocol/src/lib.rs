@@ -13,6 +13,7 @@ pub mod history;
 pub mod outcome;
 pub mod ports;
 pub mod provider;
+pub mod usage;
 
 pub use config::{Limits, SessionConfig, ToolOutputLimit};
 pub use defaults::FamilyDefaults;
@@ -26,3 +27,4 @@ pub use history::{
 };
 pub use outcome::{AgentError, CompactionReport, ErrorKind, SessionState, StopReason, SubmitOutcome};
 pub use provider::{AuthStyle, ProviderFamily, ReasoningEffort, WireProtocol};
+pub use usage::UsageTotals;

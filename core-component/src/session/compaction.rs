@@ -135,6 +135,7 @@ impl Session {
             match self.summarise(&self.history[..keep_from], window) {
                 Ok((summary, usage)) => {
                     summary_usage = usage;
+                    self.count_usage(&usage);
                     self.replace_older_turns(keep_from, summary);
                     report.stage = CompactionStage::Summarised;
                     report.tokens_after = estimate.tokens(&self.history);

@@ -45,6 +45,9 @@ pub struct Session {
     /// Characters of the last request's system prompt and tools, for the compaction
     /// estimate (set by each request).
     request_fixed_chars: std::cell::Cell<u64>,
+    /// What the current input's requests used, and the session's (saved in snapshots).
+    input_usage: agent_protocol::UsageTotals,
+    session_usage: agent_protocol::UsageTotals,
 }
 
 /// How one pass of the loop ended.
@@ -93,6 +96,8 @@ impl Session {
             prompt_context: None,
             stamps,
             request_fixed_chars: std::cell::Cell::new(0),
+            input_usage: Default::default(),
+            session_usage: Default::default(),
         }
     }
 
@@ -219,8 +224,17 @@ impl Session {
         Ok(description)
     }
 
+    /// Adds a response's usage to the input's and the session's totals.
+    pub(super) fn count_usage(&mut self, usage: &crate::llm::Usage) {
+        let price = self.profile.model_info.as_ref().and_then(|m| m.price.as_ref());
+        let totals = crate::usage::request_totals(usage, self.config.protocol, price);
+        self.input_usage.add(&totals);
+        self.session_usage.add(&totals);
+    }
+
     fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
         self.state = SessionState::Processing;
+        self.input_usage = Default::default();
         self.gather_prompt_context();
         self.append(Turn::User {
             content: input.to_string(),
@@ -265,6 +279,8 @@ impl Session {
             stop_reason: stop,
             rounds,
             turns: self.total_turns,
+            usage: self.input_usage,
+            session_usage: self.session_usage,
         });
         match stop {
             StopReason::Aborted => self.close_with(EndReason::Aborted),
@@ -337,6 +353,7 @@ impl Session {
                 finish_reason: response.finish_reason,
             });
             let usage = response.usage;
+            self.count_usage(&usage);
             self.append(Turn::Assistant {
                 message: response.message,
                 usage,

@@ -22,6 +22,8 @@ struct Snapshot {
     loop_detector: LoopDetector,
     #[serde(default)]
     context_warned: bool,
+    #[serde(default)]
+    session_usage: agent_protocol::UsageTotals,
 }
 
 const SNAPSHOT_VERSION: u32 = 1;
@@ -83,8 +85,9 @@ impl Session {
                 HistoryEntry::Append { index, .. } | HistoryEntry::ToolResult { index, .. }
                     if index < next => {}
                 HistoryEntry::Append { index, turn } if index == next => {
-                    if matches!(turn, Turn::Assistant { .. }) {
+                    if let Turn::Assistant { usage, .. } = &turn {
                         session.total_turns += 1;
+                        session.count_usage(usage);
                     }
                     pending.clear();
                     session.history.push(turn);
@@ -141,6 +144,7 @@ impl Session {
         let mut session = Self::assemble(snap.id, snap.config, ports, snap.history, snap.total_turns, state);
         session.loop_detector = snap.loop_detector;
         session.context_warned = snap.context_warned;
+        session.session_usage = snap.session_usage;
         session
     }
 
@@ -154,6 +158,7 @@ impl Session {
             state: self.state,
             loop_detector: self.loop_detector.clone(),
             context_warned: self.context_warned,
+            session_usage: self.session_usage,
         };
         serde_json::to_string(&snap).unwrap_or_default()
     }

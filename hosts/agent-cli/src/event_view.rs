@@ -5,7 +5,7 @@
 
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
-use agent_host::protocol::{CompactionStage, CompactionTrigger};
+use agent_host::protocol::{CompactionStage, CompactionTrigger, UsageTotals};
 use std::io::Write;
 
 /// Prints events for people (or as JSON lines for scripts).
@@ -64,6 +64,11 @@ impl EventView {
             EventData::LoopDetection { message, .. } => {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[loop_detection] {}", multi_line(message));
+            }
+            // On stderr: stdout keeps only the answer, for scripts.
+            EventData::ProcessingEnd { usage, .. } if !usage.is_empty() => {
+                self.break_line(&mut out);
+                eprintln!("[usage] {}", usage_text(usage));
             }
             EventData::Compaction { .. } => {
                 self.break_line(&mut out);
@@ -177,4 +182,68 @@ pub fn compaction_text(data: &EventData) -> Option<String> {
     Some(format!(
         "conversation compacted ({why}): {what}, ~{tokens_before} → ~{tokens_after} tokens"
     ))
+}
+
+/// Requests added up, in words: `3 requests · 48,210 tokens in (40,960 cached) · 812 out
+/// (210 reasoning) · $0.0413`; the cost is left out when the model has no price.
+pub fn usage_text(usage: &UsageTotals) -> String {
+    let mut text = format!(
+        "{} request{} · {} tokens in",
+        usage.requests,
+        if usage.requests == 1 { "" } else { "s" },
+        thousands(usage.prompt_tokens)
+    );
+    if usage.cached_tokens > 0 {
+        text.push_str(&format!(" ({} cached)", thousands(usage.cached_tokens)));
+    }
+    text.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
+    if usage.reasoning_tokens > 0 {
+        text.push_str(&format!(" ({} reasoning)", thousands(usage.reasoning_tokens)));
+    }
+    if let Some(cost) = usage.cost_usd {
+        text.push_str(&format!(" · ${cost:.4}"));
+    }
+    text
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+
+    #[test]
+    fn usage_reads_as_words_with_thousands_separated() {
+        let usage = UsageTotals {
+            requests: 3,
+            prompt_tokens: 48_210,
+            cached_tokens: 40_960,
+            cache_write_tokens: 0,
+            output_tokens: 812,
+            reasoning_tokens: 210,
+            cost_usd: Some(0.041_31),
+        };
+        assert_eq!(
+            usage_text(&usage),
+            "3 requests · 48,210 tokens in (40,960 cached) · 812 out (210 reasoning) · $0.0413"
+        );
+        let one = UsageTotals {
+            requests: 1,
+            prompt_tokens: 999,
+            output_tokens: 1_000_000,
+            ..UsageTotals::default()
+        };
+        assert_eq!(usage_text(&one), "1 request · 999 tokens in · 1,000,000 out");
+    }
 }

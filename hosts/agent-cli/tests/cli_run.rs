@@ -63,6 +63,13 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         std::fs::read_to_string(work.path().join("hello.py"))?,
         "print(\"Hello\")\n"
     );
+    // Issue 22: the input's usage ends the run, on stderr (stdout is the answer).
+    assert!(
+        stderr(&output).contains("[usage] 3 requests · "),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!stdout(&output).contains("[usage]"));
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3);

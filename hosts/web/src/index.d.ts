@@ -197,6 +197,20 @@ export interface Usage {
   reasoning_tokens?: number;
 }
 
+/** Requests added up (issue 22): the same meaning for every provider. */
+export interface UsageTotals {
+  requests: number;
+  /** Every prompt token, cached or not. */
+  prompt_tokens: number;
+  cached_tokens: number;
+  cache_write_tokens: number;
+  /** Every token billed as output, reasoning included. */
+  output_tokens: number;
+  reasoning_tokens: number;
+  /** US dollars at the model catalog's prices; null when a model has none. */
+  cost_usd: number | null;
+}
+
 export type WarningData =
   | { kind: 'context_length'; message: string }
   | { kind: 'llm_retry'; message: string; attempt: number; delay_ms: number; error_kind: ErrorKindName }
@@ -214,7 +228,8 @@ export interface EventDataByKind {
   SESSION_START: { config: SessionConfigData };
   SESSION_END: { final_state: 'closed'; reason: 'closed' | 'error' | 'aborted' };
   USER_INPUT: { content: string };
-  PROCESSING_END: { stop_reason: StopReasonName; rounds: number; turns: number };
+  /** `usage`: this input's requests added up; `session_usage`: the session's so far (absent before any request). */
+  PROCESSING_END: { stop_reason: StopReasonName; rounds: number; turns: number; usage?: UsageTotals; session_usage?: UsageTotals };
   ASSISTANT_TEXT_START: {};
   ASSISTANT_TEXT_DELTA: { delta: string };
   ASSISTANT_TEXT_END: {

@@ -124,6 +124,17 @@ impl ChatView {
             EventData::TurnLimit { limit, value } => {
                 screen.line(&p.yellow(&format!("! stopped: {} reached ({value})", limit.as_str())))
             }
+            EventData::ProcessingEnd {
+                usage, session_usage, ..
+            } if !usage.is_empty() => {
+                let mut line = crate::event_view::usage_text(usage);
+                if session_usage.requests > usage.requests
+                    && let Some(cost) = session_usage.cost_usd
+                {
+                    line.push_str(&format!(" (session ${cost:.4})"));
+                }
+                screen.line(&p.dim(&format!("· {line}")))
+            }
             // `/compact` prints its own result.
             EventData::Compaction { trigger, .. } if *trigger != CompactionTrigger::Requested => {
                 let text = crate::event_view::compaction_text(&event.data).unwrap_or_default();

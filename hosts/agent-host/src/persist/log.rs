@@ -205,6 +205,8 @@ mod tests {
                 stop_reason: StopReason::Completed,
                 rounds: 1,
                 turns: 1,
+                usage: Default::default(),
+                session_usage: Default::default(),
             },
             _ => EventData::SessionEnd {
                 final_state: SessionState::Closed,

@@ -1,0 +1,80 @@
+//! Token usage and cost added up over an input or a session (issue 22), the same for every
+//! provider: each response's [`Usage`](crate::Usage) is read the way its API counts (the
+//! core does that, knowing the protocol), so hosts can show and compare totals.
+
+use serde::{Deserialize, Serialize};
+
+/// What the requests of an input, or of a session, used and cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageTotals {
+    /// Requests sent to the model (summaries of compaction included).
+    pub requests: u32,
+    /// Every prompt token, cached or not.
+    pub prompt_tokens: u64,
+    /// The prompt tokens read from the provider's cache.
+    pub cached_tokens: u64,
+    /// The prompt tokens written to the cache (Anthropic bills them apart).
+    pub cache_write_tokens: u64,
+    /// Every token billed as output, reasoning included.
+    pub output_tokens: u64,
+    /// The part of `output_tokens` spent reasoning (estimated for Anthropic).
+    pub reasoning_tokens: u64,
+    /// In US dollars at the model catalog's prices; `None` when a request's model has no
+    /// price there.
+    pub cost_usd: Option<f64>,
+}
+
+impl UsageTotals {
+    pub fn is_empty(&self) -> bool {
+        self.requests == 0
+    }
+
+    /// Adds one request's totals; the cost stays known only while every request's is.
+    pub fn add(&mut self, other: &UsageTotals) {
+        let cost = match (self.requests, self.cost_usd, other.cost_usd) {
+            (0, _, cost) => cost,
+            (_, Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        self.requests += other.requests;
+        self.prompt_tokens += other.prompt_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.output_tokens += other.output_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+        self.cost_usd = cost;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(cost: Option<f64>) -> UsageTotals {
+        UsageTotals {
+            requests: 1,
+            prompt_tokens: 100,
+            output_tokens: 10,
+            cost_usd: cost,
+            ..UsageTotals::default()
+        }
+    }
+
+    #[test]
+    fn costs_add_while_every_request_has_one() {
+        let mut total = UsageTotals::default();
+        total.add(&one(Some(0.5)));
+        total.add(&one(Some(0.25)));
+        assert_eq!(
+            (total.requests, total.prompt_tokens, total.cost_usd),
+            (2, 200, Some(0.75))
+        );
+        total.add(&one(None));
+        assert_eq!(
+            total.cost_usd, None,
+            "an unpriced request makes the total unknown"
+        );
+        total.add(&one(Some(1.0)));
+        assert_eq!(total.cost_usd, None);
+    }
+}
