@@ -120,6 +120,12 @@ impl SessionConfig {
         if self.limits.max_command_timeout_ms == 0 {
             return Err("limits.max-command-timeout-ms: must be greater than 0".to_string());
         }
+        if self.context_window_size == Some(0) {
+            return Err(
+                "context-window-tokens: must be greater than 0 (leave it unset for the model's own)"
+                    .to_string(),
+            );
+        }
         Ok(())
     }
 

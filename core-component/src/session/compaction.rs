@@ -129,7 +129,12 @@ impl Session {
         let mut failure = None;
         // Unasked, a summary must be worth its request: the turns it replaces weigh at least
         // a tenth of the window (else the next round would summarise again, for little).
-        let older_tokens = super::context::history_chars(&self.history[..keep_from]) / 4;
+        // An earlier summary among them does not count: summarising it again gains nothing.
+        let older_tokens = self.history[..keep_from]
+            .iter()
+            .filter(|turn| !is_summary(turn))
+            .map(|turn| super::context::history_chars(std::slice::from_ref(turn)) / 4)
+            .sum::<u64>();
         let worth_it = older_tokens.saturating_mul(100) >= window.saturating_mul(SUMMARY_WORTH_PERCENT);
         if keep_from > 0 && (force || (over && worth_it)) {
             match self.summarise(&self.history[..keep_from], window) {
@@ -193,7 +198,7 @@ impl Session {
                     .unwrap_or(self.profile.default_max_output_tokens),
             ),
             reasoning_effort: None,
-            provider_options: self.config.provider_options.clone(),
+            provider_options: summary_options(self.config.provider_options.as_ref()),
             // Another prefix than the conversation's: a cache of its own.
             cache_key: None,
         };
@@ -203,6 +208,13 @@ impl Session {
             return Err(LlmError::new(
                 crate::llm::ErrorKind::Stream,
                 "the model's summary was empty",
+            ));
+        }
+        // A summary cut off by its length limit would lose what it had not reached yet.
+        if response.finish_reason == crate::llm::FinishReason::Length {
+            return Err(LlmError::new(
+                crate::llm::ErrorKind::Stream,
+                "the model's summary was cut off by its length limit",
             ));
         }
         Ok((summary, response.usage))
@@ -228,6 +240,27 @@ impl Session {
     }
 }
 
+/// The session's provider options without what a request with no tools and no reasoning
+/// must not carry (a thinking budget over the summary's limit, a tool choice without tools).
+fn summary_options(options: Option<&serde_json::Value>) -> Option<serde_json::Value> {
+    const TOOLS_AND_REASONING: [&str; 5] = [
+        "thinking",
+        "reasoning",
+        "tool_choice",
+        "parallel_tool_calls",
+        "tools",
+    ];
+    let mut options = options?.clone();
+    if let Some(families) = options.as_object_mut() {
+        for family in families.values_mut().filter_map(serde_json::Value::as_object_mut) {
+            for key in TOOLS_AND_REASONING {
+                family.remove(key);
+            }
+        }
+    }
+    Some(options)
+}
+
 /// Where the verbatim tail begins: the most recent turns weighing at most `keep_tokens`
 /// (always the last turn), moved back so it does not begin with tool results (their call
 /// stays with them).
@@ -246,6 +279,10 @@ fn kept_tail_start(history: &[Turn], keep_tokens: u64) -> usize {
         start -= 1;
     }
     start
+}
+
+fn is_summary(turn: &Turn) -> bool {
+    matches!(turn, Turn::System { content, .. } if content.starts_with(SUMMARY_HEADING))
 }
 
 /// Replaces long tool outputs by a note; returns how many were elided.
@@ -404,6 +441,19 @@ mod tests {
             "the last turn always stays, with its call"
         );
         assert_eq!(kept_tail_start(&history, 100_000), 0);
+    }
+
+    #[test]
+    fn the_summary_request_carries_no_tool_or_reasoning_options() {
+        let options = json!({
+            "anthropic": {"thinking": {"type": "enabled", "budget_tokens": 10000}, "beta_headers": ["x"], "tool_choice": {"type": "any"}},
+            "openai": {"reasoning": {"effort": "high"}, "parallel_tool_calls": false, "service_tier": "flex"}
+        });
+        assert_eq!(
+            summary_options(Some(&options)),
+            Some(json!({"anthropic": {"beta_headers": ["x"]}, "openai": {"service_tier": "flex"}}))
+        );
+        assert_eq!(summary_options(None), None);
     }
 
     #[test]

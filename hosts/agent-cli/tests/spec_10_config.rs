@@ -121,7 +121,8 @@ async fn flags_beat_environment_beat_project_file_beat_user_file_beat_defaults()
     );
     assert_eq!(value(&shown, "approval"), "ask");
     assert_eq!(value(&shown, "env_policy"), "core");
-    assert_eq!(value(&shown, "limits.max_tool_rounds_per_input"), 0);
+    // Issue 22: a runaway input stops after 200 tool rounds unless configured otherwise.
+    assert_eq!(value(&shown, "limits.max_tool_rounds_per_input"), 200);
     assert_eq!(source(&shown, "limits.max_tool_rounds_per_input"), "default");
 
     // The environment over the files, flags over the environment.

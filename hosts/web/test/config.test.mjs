@@ -12,7 +12,7 @@ test('defaults follow the spec and the native host (the shared defaults file)', 
   assert.equal(config.protocol, 'anthropic-messages');
   assert.deepEqual(config.limits, {
     maxTurns: 0,
-    maxToolRoundsPerInput: 0,
+    maxToolRoundsPerInput: 200,
     // 0: the provider family's own default (120 s for Anthropic, 10 s for the others).
     defaultCommandTimeoutMs: 0n,
     maxCommandTimeoutMs: 600_000n,

@@ -57,9 +57,11 @@ pub struct Listed {
 /// directory be inside the workspace, and what the environment's policies deny) is left out.
 pub fn list(workspace: &Path, excluded: &[PathBuf], limit: usize) -> (Vec<Listed>, bool) {
     let excluded = excluded.to_vec();
+    // Ignore files are always recorded: one that hides itself must not escape an undo.
     let rules = WalkRules {
         skip_hidden: false,
         gitignore_needs_git: false,
+        list_ignore_files: true,
     };
     let walker = walker(workspace, rules, move |entry| {
         entry.file_name() != ".git" && !excluded.iter().any(|x| entry.path().starts_with(x))

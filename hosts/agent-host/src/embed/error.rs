@@ -25,7 +25,8 @@ pub enum Error {
     /// An LLM request failed for good. Authentication, permission, an invalid request or
     /// a replay divergence close the session; a transient failure (network, overloaded or
     /// failing server, a stream cut mid-answer) once the retries are spent ends only the
-    /// input, and a failed `compact` leaves the session as it was.
+    /// input, and a failed `compact` leaves the session usable (the old tool outputs it
+    /// elided before the summary failed stay elided).
     #[error("the LLM request failed: {0}")]
     Llm(String),
     /// The session's files could not be written or read back (its store's folder, a

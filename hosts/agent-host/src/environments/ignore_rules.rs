@@ -15,10 +15,14 @@ use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Largest ignore file read; real ones are a few kilobytes.
 pub const MAX_IGNORE_FILE: u64 = 1 << 20;
+/// Most ignore-file bytes one walk reads, all folders together: a repository of a thousand
+/// folders each with a 1 MiB `.gitignore` would otherwise compile gigabytes of patterns.
+pub const MAX_IGNORE_TOTAL: u64 = 8 << 20;
 
 /// How a walk treats hidden entries and ignore files.
 #[derive(Clone, Copy)]
@@ -27,6 +31,9 @@ pub struct WalkRules {
     pub skip_hidden: bool,
     /// Apply `.gitignore` only inside a git repository (ripgrep's default); `.ignore` always.
     pub gitignore_needs_git: bool,
+    /// List `.gitignore` and `.ignore` files even where the rules hide them, so that a
+    /// checkpoint sees an ignore file that hides itself (`*`).
+    pub list_ignore_files: bool,
 }
 
 /// A walker over `base` that applies the tree's ignore rules as described in the module
@@ -45,7 +52,10 @@ pub fn walker(
         .follow_links(false)
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            (entry.depth() == 0 || !ignores.ignored(entry.path(), is_dir)) && keep(entry)
+            let listed_anyway = rules.list_ignore_files
+                && entry.file_type().is_some_and(|t| t.is_file())
+                && matches!(entry.file_name().to_str(), Some(".gitignore" | ".ignore"));
+            (entry.depth() == 0 || listed_anyway || !ignores.ignored(entry.path(), is_dir)) && keep(entry)
         });
     builder
 }
@@ -60,6 +70,8 @@ struct IgnoreFiles {
     /// whose rules also apply below `base`, as git applies them.
     above: Vec<Arc<Gitignore>>,
     by_folder: Mutex<HashMap<PathBuf, Option<Arc<Gitignore>>>>,
+    /// Ignore-file bytes read so far, against [`MAX_IGNORE_TOTAL`].
+    bytes_read: AtomicU64,
 }
 
 impl IgnoreFiles {
@@ -74,6 +86,7 @@ impl IgnoreFiles {
             git_root,
             above: Vec::new(),
             by_folder: Mutex::new(HashMap::new()),
+            bytes_read: AtomicU64::new(0),
         };
         if let Some(root) = files.git_root.clone() {
             files.above = base
@@ -137,6 +150,11 @@ impl IgnoreFiles {
             let Some(text) = read_bounded(&source) else {
                 continue;
             };
+            let total = self.bytes_read.fetch_add(text.len() as u64, Ordering::Relaxed) + text.len() as u64;
+            if total > MAX_IGNORE_TOTAL {
+                tracing::warn!(file = %source.display(), limit = MAX_IGNORE_TOTAL, "ignore files too large together; these rules are not applied");
+                continue;
+            }
             for line in text.lines() {
                 if builder.add_line(Some(source.clone()), line).is_ok() {
                     any = true;
@@ -205,6 +223,7 @@ mod tests {
     const ALL: WalkRules = WalkRules {
         skip_hidden: false,
         gitignore_needs_git: false,
+        list_ignore_files: false,
     };
 
     #[test]
@@ -250,6 +269,7 @@ mod tests {
         let ripgrep_like = WalkRules {
             skip_hidden: true,
             gitignore_needs_git: true,
+            list_ignore_files: false,
         };
         assert_eq!(names(base, ripgrep_like), ["a"]);
         fs::create_dir(base.join(".git")).unwrap();
@@ -268,6 +288,41 @@ mod tests {
         fs::write(root.join("pkg/scratch.txt"), "").unwrap();
         fs::write(root.join("pkg/lib.rs"), "").unwrap();
         assert_eq!(names(&root.join("pkg"), ALL), ["lib.rs"]);
+    }
+
+    #[test]
+    fn a_self_hiding_ignore_file_is_listed_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        fs::create_dir(base.join("sub")).unwrap();
+        fs::write(base.join("sub/.ignore"), "*\n").unwrap();
+        fs::write(base.join("sub/new.txt"), "").unwrap();
+        assert_eq!(names(base, ALL), ["sub"]);
+        let checkpoint = WalkRules {
+            list_ignore_files: true,
+            ..ALL
+        };
+        assert_eq!(names(base, checkpoint), ["sub", "sub/.ignore"]);
+    }
+
+    /// Together the ignore files of a walk are read up to a total: past it, rules are not
+    /// applied (the files stay listed) instead of compiling gigabytes of patterns.
+    #[test]
+    fn ignore_files_past_the_total_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        // Just under 1 MiB each: 10,000 patterns of 99 characters.
+        let pattern_lines = format!("{}\n", "x".repeat(99)).repeat(10_000);
+        for n in 0..20 {
+            let folder = base.join(format!("d{n:02}"));
+            fs::create_dir(&folder).unwrap();
+            fs::write(folder.join(".ignore"), format!("{pattern_lines}hidden\n")).unwrap();
+            fs::write(folder.join("hidden"), "").unwrap();
+        }
+        let found = names(base, ALL);
+        let hidden = found.iter().filter(|f| f.ends_with("/hidden")).count();
+        // 8 MiB holds 8 of the files: their folders' file is hidden, the other 12 shown.
+        assert_eq!(hidden, 12, "{found:?}");
     }
 
     /// The attack: ignore files that would block or exhaust a reader that follows links or

@@ -405,14 +405,14 @@ impl Environment for LocalEnvironment {
         Some(self.root().to_path_buf())
     }
 
-    /// The sandbox's denied reads, and what it keeps read-only whatever the mode (`.git`,
-    /// `.agent`, a `.git` file's `gitdir:` target): a restore must not rewrite a repository.
     fn scratch_directory(&self) -> Option<String> {
         self.scratch
             .as_ref()
             .map(|s| s.root.path.to_string_lossy().into_owned())
     }
 
+    /// The sandbox's denied reads, and what it keeps read-only whatever the mode (`.git`,
+    /// `.agent`, a `.git` file's `gitdir:` target): a restore must not rewrite a repository.
     fn checkpoint_exclusions(&self) -> Vec<PathBuf> {
         let mut excluded = crate::sandbox::protected_paths(self.root());
         if let Some(sandbox) = &self.sandbox {

@@ -20,6 +20,7 @@ use std::time::UNIX_EPOCH;
 const SEARCHED: WalkRules = WalkRules {
     skip_hidden: true,
     gitignore_needs_git: true,
+    list_ignore_files: false,
 };
 
 /// Matches returned by a grep that names no limit.
@@ -30,6 +31,7 @@ pub fn list(base: &Path, depth: u32) -> Vec<DirEntry> {
     let shown = WalkRules {
         skip_hidden: false,
         gitignore_needs_git: true,
+        list_ignore_files: false,
     };
     let walker = walker(base, shown, |e| e.file_name() != ".git")
         .max_depth(Some(depth.max(1) as usize))

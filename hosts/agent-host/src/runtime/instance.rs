@@ -77,7 +77,10 @@ impl AgentSession {
 
     /// Compacts the history now (see the WIT's `session.compact`).
     pub async fn compact(&mut self) -> anyhow::Result<Result<CompactionReport, AgentError>> {
-        self.instance.compact(&mut self.store, self.session).await
+        let result = self.instance.compact(&mut self.store, self.session).await;
+        // A cancel meant for the summary must not stop the next input.
+        self.control.clear_cancel();
+        result
     }
 
     /// Closes the session (SESSION_END is emitted) and its subagents.

@@ -277,20 +277,37 @@ async fn walk(env: &SftpRoot, base: &str, max_depth: u32, shown: &str) -> Result
 
 /// The working directory's .gitignore, if it is a regular file (not a link) of at most
 /// [`MAX_IGNORE_FILE`] bytes: a repository's link to `/dev/zero` must not exhaust memory.
+/// The type is checked on the open file too and at most the limit is read, so swapping the
+/// file for a link after the first check gains nothing; the whole read is bounded in time.
 async fn gitignore(env: &SftpRoot) -> Option<ignore::gitignore::Gitignore> {
     let path = format!("{}/.gitignore", env.root);
-    let meta = env.sftp.symlink_metadata(path.as_str()).await.ok()?;
-    if !meta.file_type().is_file() || meta.len() > MAX_IGNORE_FILE {
+    let read = async {
+        let meta = env.sftp.symlink_metadata(path.as_str()).await.ok()?;
+        if !meta.file_type().is_file() || meta.len() > MAX_IGNORE_FILE {
+            return None;
+        }
+        let file = env.sftp.open(path.as_str()).await.ok()?;
+        let opened = file.metadata().await.ok()?;
+        if !opened.file_type().is_file() || opened.len() > MAX_IGNORE_FILE {
+            return None;
+        }
+        let mut text = Vec::new();
+        file.take(MAX_IGNORE_FILE + 1).read_to_end(&mut text).await.ok()?;
+        (text.len() as u64 <= MAX_IGNORE_FILE).then_some(text)
+    };
+    let Ok(Some(text)) = tokio::time::timeout(IGNORE_READ_TIMEOUT, read).await else {
         tracing::warn!(file = %path, "remote .gitignore is not a small regular file; its rules are not applied");
         return None;
-    }
-    let text = env.sftp.read(path).await.ok()?;
+    };
     let mut builder = ignore::gitignore::GitignoreBuilder::new(&env.root);
     for line in String::from_utf8_lossy(&text).lines() {
         let _ = builder.add_line(None, line);
     }
     builder.build().ok()
 }
+
+/// How long reading the remote .gitignore may take.
+const IGNORE_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub async fn list_directory(env: &SftpRoot, path: &str, depth: u32) -> Result<Vec<DirEntry>, FsError> {
     let base = env.remote(path)?;
