@@ -64,3 +64,75 @@ fn a_model_without_a_price_has_token_totals_and_no_cost() {
     assert_eq!(usage["prompt_tokens"], 1_000);
     assert!(usage["cost_usd"].is_null(), "{usage}");
 }
+
+fn tool_with_usage(id: &str, input_tokens: u64) -> agent_test_support::fakes::ScriptedResponse {
+    blocks_reply_with_usage(
+        &[json!({"type": "tool_use", "id": id, "name": "shell", "input": {"command": "true"}})],
+        input_tokens,
+    )
+}
+
+#[test]
+fn a_token_budget_stops_the_input_before_the_request_that_would_pass_it() {
+    let mut config = SessionConfig::new("anthropic", "m");
+    config.limits.max_session_tokens = 1_500;
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![
+            tool_with_usage("t1", 1_000),
+            tool_with_usage("t2", 1_000),
+            reply("never", 1),
+        ],
+    );
+    let outcome = h.session.submit("work").unwrap();
+    assert_eq!(outcome.stop_reason, agent_core::StopReason::TurnLimit);
+    assert_eq!(
+        h.transport.requests.borrow().len(),
+        2,
+        "no request once 2,010 tokens were used"
+    );
+    let limits = h.events_of(EventKind::TurnLimit);
+    assert_eq!(limits[0], json!({"limit": "max_session_tokens", "value": 2_010}));
+    // The budget is the session's: the next input stops at once.
+    assert_eq!(
+        h.session.submit("more").unwrap().stop_reason,
+        agent_core::StopReason::TurnLimit
+    );
+    assert_eq!(h.transport.requests.borrow().len(), 2);
+}
+
+#[test]
+fn a_cost_budget_stops_at_the_catalogs_prices_and_needs_a_priced_model() {
+    // Claude Sonnet 4.5: 2,000 prompt tokens at $3 per million are $0.006 a request.
+    let mut config = SessionConfig::new("anthropic", "claude-sonnet-4-5");
+    config.limits.max_cost_cents = 1;
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![
+            tool_with_usage("t1", 2_000),
+            tool_with_usage("t2", 2_000),
+            reply("never", 1),
+        ],
+    );
+    assert_eq!(
+        h.session.submit("work").unwrap().stop_reason,
+        agent_core::StopReason::TurnLimit
+    );
+    assert_eq!(h.transport.requests.borrow().len(), 2);
+    assert_eq!(
+        h.events_of(EventKind::TurnLimit)[0],
+        json!({"limit": "max_cost_cents", "value": 2})
+    );
+
+    let mut unpriced = SessionConfig::new("anthropic", "my-private-model");
+    unpriced.limits.max_cost_cents = 100;
+    let mut h = Harness::with(FakeEnv::default(), unpriced, vec![reply("never", 1)]);
+    let error = h.session.submit("work").unwrap_err();
+    assert!(
+        error.to_string().contains("no price for \"my-private-model\""),
+        "{error}"
+    );
+    assert!(h.transport.requests.borrow().is_empty());
+}

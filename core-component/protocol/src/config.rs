@@ -21,6 +21,14 @@ pub struct Limits {
     /// read (on unless turned off; sessions saved before it existed get it on).
     #[serde(default = "guard_on")]
     pub stale_read_guard: bool,
+    /// Budget of the session's tokens (prompt and output, summed over its requests); the
+    /// input that reaches it stops before its next request. 0: none.
+    #[serde(default)]
+    pub max_session_tokens: u64,
+    /// Budget of the session's cost in US cents, at the model catalog's prices; a model
+    /// without a price cannot have one. 0: none.
+    #[serde(default)]
+    pub max_cost_cents: u32,
 }
 
 fn guard_on() -> bool {

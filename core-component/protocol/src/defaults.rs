@@ -90,6 +90,8 @@ impl Default for Limits {
                 loop_detection_window: 0,
                 max_subagent_depth: 0,
                 stale_read_guard: false,
+                max_session_tokens: 0,
+                max_cost_cents: 0,
             },
             |defaults| defaults.limits.clone(),
         )

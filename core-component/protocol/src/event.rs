@@ -109,6 +109,10 @@ pub enum EndReason {
 pub enum LimitName {
     MaxToolRoundsPerInput,
     MaxTurns,
+    /// `value`: the session's tokens so far (saturated at `u32::MAX`).
+    MaxSessionTokens,
+    /// `value`: the session's cost so far, in US cents.
+    MaxCostCents,
 }
 
 impl LimitName {
@@ -117,6 +121,8 @@ impl LimitName {
         match self {
             Self::MaxToolRoundsPerInput => "max_tool_rounds_per_input",
             Self::MaxTurns => "max_turns",
+            Self::MaxSessionTokens => "max_session_tokens",
+            Self::MaxCostCents => "max_cost_cents",
         }
     }
 }

@@ -173,6 +173,14 @@ impl Session {
             SessionState::Idle | SessionState::AwaitingInput => {}
         }
         self.config.validate().map_err(AgentError::InvalidConfig)?;
+        if self.config.limits.max_cost_cents > 0
+            && self.profile.model_info.as_ref().is_none_or(|m| m.price.is_none())
+        {
+            return Err(AgentError::InvalidConfig(format!(
+                "limits.max-cost-cents: the model catalog has no price for {:?}, so a cost budget cannot be kept; use limits.max-session-tokens instead",
+                self.config.model
+            )));
+        }
         let mut queue = VecDeque::from([input.to_string()]);
         let mut outcome = None;
         while let Some(input) = queue.pop_front() {
@@ -321,6 +329,9 @@ impl Session {
                 });
                 return Exit::Stopped(StopReason::TurnLimit);
             }
+            if let Some(stop) = self.budget_spent() {
+                return Exit::Stopped(stop);
+            }
             if let Some(stop) = self.interruption() {
                 return Exit::Stopped(stop);
             }
@@ -380,6 +391,26 @@ impl Session {
             self.drain_steering();
             self.detect_loop(&tool_calls);
         }
+    }
+
+    /// Stops the input (TURN_LIMIT) once the session's token or cost budget is spent.
+    fn budget_spent(&self) -> Option<StopReason> {
+        let limits = &self.config.limits;
+        let usage = &self.session_usage;
+        let tokens = usage.prompt_tokens + usage.output_tokens;
+        let cents = usage.cost_usd.map_or(0.0, |usd| usd * 100.0);
+        let (limit, value) = if limits.max_session_tokens > 0 && tokens >= limits.max_session_tokens {
+            (
+                LimitName::MaxSessionTokens,
+                u32::try_from(tokens).unwrap_or(u32::MAX),
+            )
+        } else if limits.max_cost_cents > 0 && cents >= f64::from(limits.max_cost_cents) {
+            (LimitName::MaxCostCents, cents.ceil() as u32)
+        } else {
+            return None;
+        };
+        self.emit(EventData::TurnLimit { limit, value });
+        Some(StopReason::TurnLimit)
     }
 
     /// Compacts after the provider refused a request as too long; whether the history

@@ -409,3 +409,60 @@ async fn search_tools_work_from_the_cli_through_the_component() -> anyhow::Resul
     );
     Ok(())
 }
+
+/// Issue 22: `--max-tokens` stops a run cleanly (exit 3, the limit named) before the
+/// request that would pass the budget; `--max-cost` refuses a model without a price.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budgets_stop_a_run_and_a_cost_budget_needs_a_priced_model() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[tool_use("t1", "shell", json!({"command": "true"}))]),
+            message(&[tool_use("t2", "shell", json!({"command": "true"}))]),
+        ],
+        require_api_key: None,
+    })
+    .await?;
+    let work = tempfile::tempdir()?;
+    let output = agent_host()
+        .args(["run", "work", "--max-tokens", "1", "--cwd"])
+        .arg(work.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .output()
+        .await?;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("stopped by a limit"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no request after the budget was spent"
+    );
+
+    let unpriced = agent_host()
+        .args([
+            "run",
+            "work",
+            "--model",
+            "my-private-model",
+            "--max-cost",
+            "2.50",
+            "--cwd",
+        ])
+        .arg(work.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .output()
+        .await?;
+    assert_ne!(unpriced.status.code(), Some(0));
+    assert!(
+        stderr(&unpriced).contains("no price for \"my-private-model\""),
+        "{}",
+        stderr(&unpriced)
+    );
+    assert_eq!(server.requests().len(), 1);
+    Ok(())
+}

@@ -39,6 +39,7 @@ export function sessionConfig(options = {}) {
       ...limits,
       defaultCommandTimeoutMs: BigInt(limits.defaultCommandTimeoutMs),
       maxCommandTimeoutMs: BigInt(limits.maxCommandTimeoutMs),
+      maxSessionTokens: BigInt(limits.maxSessionTokens),
     },
     toolOutputLimits: options.toolOutputLimits ?? [],
     enabledTools: options.enabledTools,

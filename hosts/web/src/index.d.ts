@@ -82,6 +82,10 @@ export interface Limits {
   maxSubagentDepth: number;
   /** Refuse edits of a file changed since the session read it, and overwrites of unread files (default true). */
   staleReadGuard: boolean;
+  /** Budget of the session's tokens (prompt and output); 0: none. */
+  maxSessionTokens: number;
+  /** Budget of the session's cost in US cents at the catalog's prices (a model without a price is refused); 0: none. */
+  maxCostCents: number;
 }
 
 /** A tool implemented in JavaScript, offered to the model next to the profile's own. */
@@ -173,6 +177,8 @@ export interface SessionConfigData {
     loop_detection_window: number;
     max_subagent_depth: number;
     stale_read_guard: boolean;
+    max_session_tokens?: number;
+    max_cost_cents?: number;
   };
   tool_output_limits: Array<{ tool: string; max_chars: number | null; max_lines: number | null }>;
   enabled_tools: string[] | null;
@@ -262,7 +268,7 @@ export interface EventDataByKind {
       }
     | { call_id: string; tool_name: string; error: string; output?: never; images?: never };
   STEERING_INJECTED: { content: string };
-  TURN_LIMIT: { limit: 'max_tool_rounds_per_input' | 'max_turns'; value: number };
+  TURN_LIMIT: { limit: 'max_tool_rounds_per_input' | 'max_turns' | 'max_session_tokens' | 'max_cost_cents'; value: number };
   LOOP_DETECTION: { message: string; window: number; pattern_length: number };
   /** The history was made smaller; token counts are estimates of the whole request. */
   COMPACTION: {

@@ -20,6 +20,8 @@ test('defaults follow the spec and the native host (the shared defaults file)', 
     loopDetectionWindow: 10,
     maxSubagentDepth: 1,
     staleReadGuard: true,
+    maxSessionTokens: 0n,
+    maxCostCents: 0,
   });
   assert.equal(config.depth, 0);
   assert.equal(config.reasoningEffort, undefined);

@@ -57,6 +57,8 @@ pub struct RawLimits {
     pub loop_detection_window: Option<Spanned<u32>>,
     pub max_subagent_depth: Option<Spanned<u32>>,
     pub max_output_tokens: Option<Spanned<u32>>,
+    pub max_session_tokens: Option<Spanned<u64>>,
+    pub max_cost_cents: Option<Spanned<u32>>,
 }
 
 /// `[endpoints.<name>]` after checking.
@@ -81,6 +83,8 @@ pub struct FileLimits {
     pub loop_detection_window: Option<Sourced<u32>>,
     pub max_subagent_depth: Option<Sourced<u32>>,
     pub max_output_tokens: Option<Sourced<u32>>,
+    pub max_session_tokens: Option<Sourced<u64>>,
+    pub max_cost_cents: Option<Sourced<u32>>,
 }
 
 /// One checked configuration file.
@@ -267,6 +271,10 @@ impl FileLayer {
             loop_detection_window: limit(&raw_limits.loop_detection_window),
             max_subagent_depth: limit(&raw_limits.max_subagent_depth),
             max_output_tokens: limit(&raw_limits.max_output_tokens),
+            max_session_tokens: raw_limits
+                .max_session_tokens
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            max_cost_cents: limit(&raw_limits.max_cost_cents),
         };
         let plugins_at = raw.plugins.as_ref().map(|p| at(p.span().start));
         let tools_at = raw.tools.first().map(|t| at(t.span().start));

@@ -15,6 +15,10 @@ pub struct Overrides {
     pub reasoning_effort: Option<ReasoningEffort>,
     pub approval: Option<ApprovalMode>,
     pub max_turns: Option<u32>,
+    /// `--max-tokens`.
+    pub max_session_tokens: Option<u64>,
+    /// `--max-cost`, in cents.
+    pub max_cost_cents: Option<u32>,
     pub env_policy: Option<EnvPolicy>,
     /// `--read-only`: the approval mode becomes read-only.
     pub read_only: bool,
@@ -32,6 +36,28 @@ pub struct SettingsFlags {
     /// auto (run every tool call), ask (ask before writes and commands) or read-only.
     #[arg(long, value_name = "MODE")]
     pub approval: Option<ApprovalMode>,
+    /// Stop once the session has used this many tokens (prompt and output); 0: no budget.
+    #[arg(long = "max-tokens", value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Stop once the session has cost this many US dollars at the model catalog's prices
+    /// (e.g. 2.50); 0: no budget.
+    #[arg(long = "max-cost", value_name = "USD", value_parser = parse_dollars)]
+    pub max_cost_cents: Option<u32>,
+}
+
+/// `2.50` as 250 cents.
+fn parse_dollars(value: &str) -> Result<u32, String> {
+    let dollars: f64 = value
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("{value:?} is not an amount of US dollars (e.g. 2.50)"))?;
+    if !dollars.is_finite() || !(0.0..=1_000_000.0).contains(&dollars) {
+        return Err(format!(
+            "{value:?}: give an amount between 0 and 1000000 US dollars"
+        ));
+    }
+    Ok((dollars * 100.0).round() as u32)
 }
 
 impl SettingsFlags {
@@ -49,10 +75,26 @@ impl SettingsFlags {
             reasoning_effort: self.effort,
             approval: self.approval,
             max_turns,
+            max_session_tokens: self.max_tokens,
+            max_cost_cents: self.max_cost_cents,
             env_policy: env.env_policy.map(|p| p.0),
             read_only: env.read_only,
             sandbox: env.sandbox,
             sandbox_network: env.sandbox_network,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_dollars;
+
+    #[test]
+    fn dollars_become_cents_and_nonsense_is_named() {
+        assert_eq!(parse_dollars("2.50"), Ok(250));
+        assert_eq!(parse_dollars("$0.015"), Ok(2));
+        assert_eq!(parse_dollars("0"), Ok(0));
+        assert!(parse_dollars("two").unwrap_err().contains("not an amount"));
+        assert!(parse_dollars("-1").is_err());
     }
 }

@@ -31,6 +31,8 @@ pub struct LimitSettings {
     pub loop_detection_window: Sourced<u32>,
     pub max_subagent_depth: Sourced<u32>,
     pub max_output_tokens: Sourced<Option<u32>>,
+    pub max_session_tokens: Sourced<u64>,
+    pub max_cost_cents: Sourced<u32>,
 }
 
 /// Where an endpoint's parts come from.
@@ -220,7 +222,12 @@ impl Settings {
             .flatten()
             .flat_map(|f| f.sandbox_deny_read.iter().cloned())
             .collect();
-        let limits = merge_limits(&files, overrides.max_turns);
+        let limits = merge_limits(
+            &files,
+            overrides.max_turns,
+            overrides.max_session_tokens,
+            overrides.max_cost_cents,
+        );
         let agent = file_tool_config(user.as_ref(), project.as_ref());
         let plugins_source = files
             .iter()
@@ -253,7 +260,13 @@ impl Settings {
     }
 }
 
-fn merge_limits(files: &[Option<&FileLayer>; 2], max_turns: Option<u32>) -> LimitSettings {
+/// The files' limits under the flags `--max-turns`, `--max-tokens` and `--max-cost`.
+fn merge_limits(
+    files: &[Option<&FileLayer>; 2],
+    max_turns: Option<u32>,
+    max_session_tokens: Option<u64>,
+    max_cost_cents: Option<u32>,
+) -> LimitSettings {
     let defaults = Limits::default();
     macro_rules! layered {
         ($field:ident, $default:expr) => {
@@ -280,6 +293,8 @@ fn merge_limits(files: &[Option<&FileLayer>; 2], max_turns: Option<u32>) -> Limi
         stale_read_guard: layered!(stale_read_guard, defaults.stale_read_guard),
         loop_detection_window: layered!(loop_detection_window, defaults.loop_detection_window),
         max_subagent_depth: layered!(max_subagent_depth, defaults.max_subagent_depth),
+        max_session_tokens: layered!(max_session_tokens, defaults.max_session_tokens),
+        max_cost_cents: layered!(max_cost_cents, defaults.max_cost_cents),
         max_output_tokens: pick(
             Sourced::default_value(None),
             files.iter().map(|f| {
@@ -290,6 +305,12 @@ fn merge_limits(files: &[Option<&FileLayer>; 2], max_turns: Option<u32>) -> Limi
     };
     if let Some(turns) = max_turns {
         limits.max_turns = Sourced::new(turns, Source::flag("--max-turns"));
+    }
+    if let Some(tokens) = max_session_tokens {
+        limits.max_session_tokens = Sourced::new(tokens, Source::flag("--max-tokens"));
+    }
+    if let Some(cents) = max_cost_cents {
+        limits.max_cost_cents = Sourced::new(cents, Source::flag("--max-cost"));
     }
     limits
 }

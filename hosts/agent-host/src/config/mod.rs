@@ -25,7 +25,8 @@
 //!                                   # max_command_timeout_ms, enable_loop_detection,
 //!                                   # loop_detection_window, max_subagent_depth, max_output_tokens,
 //!                                   # stale_read_guard (true: refuse edits of files changed
-//!                                   # since read)
+//!                                   # since read), max_session_tokens and max_cost_cents
+//!                                   # (budgets; 0: none)
 //! [plugins]                         # the project file's [plugins] replaces the user file's
 //! [[tools]]                         # project file only
 //! ```

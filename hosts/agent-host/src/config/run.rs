@@ -85,6 +85,8 @@ impl Settings {
             stale_read_guard: limits.stale_read_guard.value,
             loop_detection_window: limits.loop_detection_window.value,
             max_subagent_depth: limits.max_subagent_depth.value,
+            max_session_tokens: limits.max_session_tokens.value,
+            max_cost_cents: limits.max_cost_cents.value,
         };
     }
 

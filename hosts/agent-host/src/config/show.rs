@@ -76,6 +76,8 @@ impl Settings {
         let limits = &self.limits;
         entries.extend([
             sourced("limits.max_turns", &limits.max_turns),
+            sourced("limits.max_session_tokens", &limits.max_session_tokens),
+            sourced("limits.max_cost_cents", &limits.max_cost_cents),
             sourced(
                 "limits.max_tool_rounds_per_input",
                 &limits.max_tool_rounds_per_input,

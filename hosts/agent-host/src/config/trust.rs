@@ -263,6 +263,8 @@ impl Baseline {
                 )*};
             }
             over!(
+                max_session_tokens,
+                max_cost_cents,
                 max_turns,
                 max_tool_rounds_per_input,
                 max_command_timeout_ms,
@@ -339,6 +341,21 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         &mut l.max_tool_rounds_per_input,
         b.max_tool_rounds_per_input,
         "limits.max_tool_rounds_per_input",
+        within_count,
+        &mut ignored,
+    );
+    // A budget may only be set or lowered.
+    keep_if(
+        &mut l.max_session_tokens,
+        b.max_session_tokens,
+        "limits.max_session_tokens",
+        |v, b| v != 0 && (b == 0 || v <= b),
+        &mut ignored,
+    );
+    keep_if(
+        &mut l.max_cost_cents,
+        b.max_cost_cents,
+        "limits.max_cost_cents",
         within_count,
         &mut ignored,
     );

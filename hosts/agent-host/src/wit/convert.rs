@@ -377,6 +377,8 @@ pub fn session_config(c: &SessionConfig) -> api::SessionConfig {
             loop_detection_window: c.limits.loop_detection_window,
             max_subagent_depth: c.limits.max_subagent_depth,
             stale_read_guard: c.limits.stale_read_guard,
+            max_session_tokens: c.limits.max_session_tokens,
+            max_cost_cents: c.limits.max_cost_cents,
         },
         tool_output_limits: c
             .tool_output_limits
