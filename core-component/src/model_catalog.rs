@@ -94,6 +94,21 @@ pub fn get_model_info(model: &str) -> Option<ModelInfo> {
         .cloned()
 }
 
+/// The catalog's price for `model`: only for its own id, an alias, or the id with a date
+/// (`-20250929`, `-2025-08-07`) or a version (`@001`) after it. `gpt-5-pro` is not
+/// `gpt-5` at `gpt-5`'s price.
+pub fn price_of(model: &str) -> Option<Price> {
+    let info = get_model_info(model)?;
+    let exact = model == info.id || info.aliases.iter().any(|a| a == model);
+    let dated_or_versioned = model.strip_prefix(info.id.as_str()).is_some_and(|rest| {
+        rest.starts_with('@')
+            || rest
+                .strip_prefix('-')
+                .is_some_and(|date| !date.is_empty() && date.chars().all(|c| c.is_ascii_digit() || c == '-'))
+    });
+    (exact || dated_or_versioned).then_some(info.price).flatten()
+}
+
 /// The first (newest) model of a provider with a capability (`vision`, `reasoning`), if any.
 pub fn get_latest_model(provider: &str, capability: Option<&str>) -> Option<ModelInfo> {
     list_models(Some(provider))
@@ -138,6 +153,18 @@ mod tests {
         // A dot is not a suffix separator: gpt-5.3 is not gpt-5.
         assert_eq!(get_model_info("gpt-5.3"), None);
         assert_eq!(get_model_info("my-local-model"), None);
+    }
+
+    #[test]
+    fn a_price_is_only_for_the_model_itself_or_a_dated_or_versioned_one() {
+        assert!(price_of("claude-sonnet-4-5").is_some());
+        assert!(price_of("sonnet").is_some());
+        assert!(price_of("claude-sonnet-4-5-20250929").is_some());
+        assert!(price_of("gpt-5-2025-08-07").is_some());
+        assert!(price_of("gemini-2.5-pro@001").is_some());
+        assert_eq!(price_of("gpt-5-pro"), None, "another model, another price");
+        assert_eq!(price_of("gemini-2.5-flash-lite"), None);
+        assert_eq!(price_of("claude-opus-4-6"), None, "no confirmed price");
     }
 
     #[test]

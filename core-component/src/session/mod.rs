@@ -174,7 +174,7 @@ impl Session {
         }
         self.config.validate().map_err(AgentError::InvalidConfig)?;
         if self.config.limits.max_cost_cents > 0
-            && self.profile.model_info.as_ref().is_none_or(|m| m.price.is_none())
+            && crate::model_catalog::price_of(&self.config.model).is_none()
         {
             return Err(AgentError::InvalidConfig(format!(
                 "limits.max-cost-cents: the model catalog has no price for {:?}, so a cost budget cannot be kept; use limits.max-session-tokens instead",
@@ -234,8 +234,8 @@ impl Session {
 
     /// Adds a response's usage to the input's and the session's totals.
     pub(super) fn count_usage(&mut self, usage: &crate::llm::Usage) {
-        let price = self.profile.model_info.as_ref().and_then(|m| m.price.as_ref());
-        let totals = crate::usage::request_totals(usage, self.config.protocol, price);
+        let price = crate::model_catalog::price_of(&self.config.model);
+        let totals = crate::usage::request_totals(usage, self.config.protocol, price.as_ref());
         self.input_usage.add(&totals);
         self.session_usage.add(&totals);
     }
@@ -337,12 +337,19 @@ impl Session {
             }
 
             self.compact_if_needed();
+            // A summary request may have spent the rest of a budget.
+            if let Some(stop) = self.budget_spent() {
+                return Exit::Stopped(stop);
+            }
             let mut response = self.call_with_retries(|| self.call_model());
             if response
                 .as_ref()
                 .is_err_and(|error| error.kind == ErrorKind::ContextLength)
                 && self.make_room_after_refusal()
             {
+                if let Some(stop) = self.budget_spent() {
+                    return Exit::Stopped(stop);
+                }
                 // Once per refusal: the provider's count decides whether it fits now.
                 response = self.call_with_retries(|| self.call_model());
             }

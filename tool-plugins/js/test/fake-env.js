@@ -64,4 +64,5 @@ export const fileExists = (path) => {
 export const workingDirectory = () => workspace;
 export const platform = () => 'test';
 export const osVersion = () => 'test';
+export const scratchDirectory = () => undefined;
 export class Process {}

@@ -10,6 +10,7 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::environment::Environment;
 use crate::environments::file_kind;
 use crate::environments::process::{self, ProcessHandle};
+use crate::environments::scratch::ScratchFolder;
 use crate::environments::search;
 use crate::sandbox::Sandbox;
 use agent_protocol::ports::{
@@ -32,22 +33,20 @@ struct Root {
     dir: Dir,
 }
 
-/// The folder where cut tool outputs are saved in full for the model (issue 22): a private
-/// (0700) temporary folder, removed when the last clone of the environment goes. Commands
-/// cannot write it (the sandbox's writable roots do not include it).
+/// The scratch folder (see `scratch`) and the handle everything under it goes through.
 #[derive(Debug)]
 struct Scratch {
     root: Root,
-    _dir: tempfile::TempDir,
+    _folder: ScratchFolder,
 }
 
-fn open_scratch() -> Option<Arc<Scratch>> {
-    let made = tempfile::Builder::new()
-        .prefix("agent-host-outputs-")
-        .tempdir()
-        .and_then(|dir| Ok((open_root(dir.path())?, dir)));
-    match made {
-        Ok((root, dir)) => Some(Arc::new(Scratch { root, _dir: dir })),
+fn open_scratch_in(parent: Option<&Path>) -> Option<Arc<Scratch>> {
+    let folder = ScratchFolder::create(parent)?;
+    match open_root(folder.path()) {
+        Ok(root) => Some(Arc::new(Scratch {
+            root,
+            _folder: folder,
+        })),
         Err(error) => {
             tracing::warn!(%error, "no folder for saved tool outputs; long outputs are only cut");
             None
@@ -83,7 +82,7 @@ impl LocalEnvironment {
     pub fn new(dir: impl AsRef<Path>) -> std::io::Result<Self> {
         Ok(Self {
             roots: Arc::new(vec![open_root(dir.as_ref())?]),
-            scratch: open_scratch(),
+            scratch: open_scratch_in(None),
             env_policy: EnvPolicy::default(),
             sandbox: None,
         })
@@ -102,6 +101,17 @@ impl LocalEnvironment {
             env_policy: self.env_policy,
             sandbox: self.sandbox,
         })
+    }
+
+    /// Keeps saved outputs in a folder made in `parent` (e.g. agent-host's state folder,
+    /// which sandboxed commands cannot read) instead of the system's temporary folder.
+    pub fn with_scratch_in(mut self, parent: &Path) -> Self {
+        if std::fs::create_dir_all(parent).is_ok()
+            && let Some(scratch) = open_scratch_in(Some(parent))
+        {
+            self.scratch = Some(scratch);
+        }
+        self
     }
 
     /// Runs every command in `sandbox` (`None`: with all the user's rights).

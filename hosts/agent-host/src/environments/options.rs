@@ -200,10 +200,15 @@ impl EnvOptions {
             Some(dir) => dir.clone(),
             None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
         };
-        let env = LocalEnvironment::new(&dir)
+        let mut env = LocalEnvironment::new(&dir)
             .and_then(|env| env.with_extra_roots(allow_dirs))
             .map(|env| env.with_env_policy(self.env_policy()))
             .map_err(|e| format!("cannot use {} as the working directory: {e}", dir.display()))?;
+        // Saved outputs go where sandboxed commands cannot read them: agent-host's state
+        // folder, which the sandbox hides.
+        if let Some(state) = crate::persist::default_state_dir() {
+            env = env.with_scratch_in(&state.join("outputs"));
+        }
         let sandbox = self.sandbox_for(&env.root_paths())?;
         Ok(env.with_sandbox(sandbox))
     }

@@ -33,6 +33,11 @@ impl PathPolicy {
         for root in &allowed {
             resolved_allowed.push(PathBuf::from(inner.real_path(root).await?));
         }
+        // The session's saved outputs are read back through this boundary too (a denied
+        // directory still wins).
+        if let Some(scratch) = inner.scratch_directory() {
+            resolved_allowed.push(PathBuf::from(inner.real_path(&scratch).await?));
+        }
         let mut resolved_denied = Vec::new();
         for root in denied {
             resolved_denied.push(PathBuf::from(inner.real_path(root).await?));
