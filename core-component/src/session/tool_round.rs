@@ -150,13 +150,10 @@ impl Session {
                 (result, ToolOutcome::Error { error })
             }
         };
-        self.emit(EventData::ToolCallEnd {
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            outcome,
-        });
         // The round's results become the next history item once every call is done; each is
-        // journaled as it ends so that a host killed mid-round keeps the finished ones.
+        // journaled as it ends so that a host killed mid-round keeps the finished ones. The
+        // journal first: a host that has seen TOOL_CALL_END (and was then killed) has the
+        // result too.
         self.ports.host.record_history(
             &self.id,
             &HistoryEntry::ToolResult {
@@ -164,6 +161,11 @@ impl Session {
                 result: result.clone(),
             },
         );
+        self.emit(EventData::ToolCallEnd {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            outcome,
+        });
         result
     }
 }
