@@ -136,3 +136,51 @@ fn a_cost_budget_stops_at_the_catalogs_prices_and_needs_a_priced_model() {
     );
     assert!(h.transport.requests.borrow().is_empty());
 }
+
+#[test]
+fn what_the_subagents_spent_counts_against_the_budget_and_a_snapshot_keeps_it() {
+    let mut config = SessionConfig::new("anthropic", "m");
+    config.limits.max_session_tokens = 5_000;
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![tool_with_usage("t1", 1_000), reply("never", 1)],
+    );
+    // The session's subagents have spent 4,000 tokens of the tree's budget (the host keeps
+    // the tree's total, see `SessionHost::spend`).
+    h.host.spending.set(agent_core::protocol::Spending {
+        tokens: 4_000,
+        cost_usd: 0.0,
+    });
+    let outcome = h.session.submit("work").unwrap();
+    assert_eq!(outcome.stop_reason, agent_core::StopReason::TurnLimit);
+    assert_eq!(
+        h.transport.requests.borrow().len(),
+        1,
+        "1,005 tokens of its own, but 5,005 with its subagents'"
+    );
+    assert_eq!(
+        h.events_of(EventKind::TurnLimit)[0],
+        json!({"limit": "max_session_tokens", "value": 5_005})
+    );
+    assert_eq!(
+        h.host.spending.get().tokens,
+        5_005,
+        "its request was added to the tree's"
+    );
+
+    // Restored in a host that knows nothing of it, the tree's spending goes on from the
+    // snapshot: the budget is still spent.
+    let fresh = Rc::new(agent_test_support::fakes::RecordingHost::default());
+    let mut restored = Session::restore(
+        &h.session.snapshot(),
+        ports(h.env.clone(), h.transport.clone(), fresh.clone()),
+    )
+    .unwrap();
+    assert_eq!(fresh.spending.get().tokens, 5_005);
+    assert_eq!(
+        restored.submit("more").unwrap().stop_reason,
+        agent_core::StopReason::TurnLimit
+    );
+    assert_eq!(h.transport.requests.borrow().len(), 1);
+}

@@ -27,4 +27,4 @@ pub use history::{
 };
 pub use outcome::{AgentError, CompactionReport, ErrorKind, SessionState, StopReason, SubmitOutcome};
 pub use provider::{AuthStyle, ProviderFamily, ReasoningEffort, WireProtocol};
-pub use usage::UsageTotals;
+pub use usage::{Spending, UsageTotals};

@@ -46,6 +46,49 @@ impl UsageTotals {
     }
 }
 
+/// What a session tree (a session and its subagents, at every level) has spent together:
+/// what the budgets (`limits.max_session_tokens`, `max_cost_cents`) bound. The host keeps
+/// the tree's total; each session adds its requests to it and reads it before the next.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spending {
+    /// Prompt plus output tokens.
+    pub tokens: u64,
+    /// In US dollars at the model catalog's prices; an unpriced request adds nothing (a
+    /// cost budget needs a priced model, so a session that keeps one has a price).
+    pub cost_usd: f64,
+}
+
+impl Spending {
+    /// What `totals` spent.
+    pub fn of(totals: &UsageTotals) -> Self {
+        Self {
+            tokens: totals.prompt_tokens + totals.output_tokens,
+            cost_usd: totals.cost_usd.unwrap_or(0.0),
+        }
+    }
+
+    pub fn add(&mut self, other: Spending) {
+        self.tokens = self.tokens.saturating_add(other.tokens);
+        self.cost_usd += other.cost_usd.max(0.0);
+    }
+
+    /// What `self` has that `other` lacks (nothing below zero).
+    pub fn beyond(&self, other: &Spending) -> Spending {
+        Spending {
+            tokens: self.tokens.saturating_sub(other.tokens),
+            cost_usd: (self.cost_usd - other.cost_usd).max(0.0),
+        }
+    }
+
+    /// The larger of each figure.
+    pub fn max(&self, other: &Spending) -> Spending {
+        Spending {
+            tokens: self.tokens.max(other.tokens),
+            cost_usd: self.cost_usd.max(other.cost_usd),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,6 +238,18 @@ impl Session {
         let totals = crate::usage::request_totals(usage, self.config.protocol, price.as_ref());
         self.input_usage.add(&totals);
         self.session_usage.add(&totals);
+        self.ports
+            .host
+            .spend(&self.id, agent_protocol::Spending::of(&totals));
+    }
+
+    /// What the session's tree has spent by now: the host's total, never below what this
+    /// session alone has.
+    pub(super) fn tree_spending(&self) -> agent_protocol::Spending {
+        self.ports
+            .host
+            .spend(&self.id, agent_protocol::Spending::default())
+            .max(&agent_protocol::Spending::of(&self.session_usage))
     }
 
     fn process_input(&mut self, input: &str) -> Result<SubmitOutcome, AgentError> {
@@ -400,12 +412,16 @@ impl Session {
         }
     }
 
-    /// Stops the input (TURN_LIMIT) once the session's token or cost budget is spent.
+    /// Stops the input (TURN_LIMIT) once the token or cost budget is spent: by the session
+    /// and its subagents together, whichever of them is about to send a request.
     fn budget_spent(&self) -> Option<StopReason> {
         let limits = &self.config.limits;
-        let usage = &self.session_usage;
-        let tokens = usage.prompt_tokens + usage.output_tokens;
-        let cents = usage.cost_usd.map_or(0.0, |usd| usd * 100.0);
+        if limits.max_session_tokens == 0 && limits.max_cost_cents == 0 {
+            return None;
+        }
+        let spent = self.tree_spending();
+        let tokens = spent.tokens;
+        let cents = spent.cost_usd * 100.0;
         let (limit, value) = if limits.max_session_tokens > 0 && tokens >= limits.max_session_tokens {
             (
                 LimitName::MaxSessionTokens,

@@ -24,6 +24,9 @@ struct Snapshot {
     context_warned: bool,
     #[serde(default)]
     session_usage: agent_protocol::UsageTotals,
+    /// The session tree's spending (it and its subagents); absent in older snapshots.
+    #[serde(default)]
+    tree_spent: Option<agent_protocol::Spending>,
 }
 
 const SNAPSHOT_VERSION: u32 = 1;
@@ -145,6 +148,16 @@ impl Session {
         session.loop_detector = snap.loop_detector;
         session.context_warned = snap.context_warned;
         session.session_usage = snap.session_usage;
+        // A fresh host knows nothing of what the tree spent before: tell it, once (a host
+        // that already holds as much is told nothing).
+        let saved = snap
+            .tree_spent
+            .unwrap_or_else(|| agent_protocol::Spending::of(&snap.session_usage));
+        let known = session.ports.host.spend(&session.id, Default::default());
+        let missing = saved.beyond(&known);
+        if missing != agent_protocol::Spending::default() {
+            session.ports.host.spend(&session.id, missing);
+        }
         session
     }
 
@@ -159,6 +172,7 @@ impl Session {
             loop_detector: self.loop_detector.clone(),
             context_warned: self.context_warned,
             session_usage: self.session_usage,
+            tree_spent: Some(self.tree_spending()),
         };
         serde_json::to_string(&snap).unwrap_or_default()
     }

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{agent_host, stderr, stdout, still_running};
-use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::anthropic::{Shape, message, message_shaped, text, tool_use};
 use scripted_llm::{Reply, Route, Script, ScriptedServer};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -261,4 +261,65 @@ async fn send_input_steers_a_running_child_and_gives_a_finished_one_new_work() {
     // The steering reached the running child's conversation; the second input is a new turn.
     assert!(child_requests[1].contains("Also say STEERED") || child_requests[0].contains("Also say STEERED"));
     assert!(child_requests[2].contains("Now count to four"));
+}
+
+/// Issue 22: a budget bounds the session and its subagents together. The parent alone
+/// spends 209 tokens and its child alone 201, each under the 250 budget; together they pass
+/// it, so the child stops short of its answer and the parent before its last request,
+/// whichever of them gets there first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_budget_bounds_the_parent_and_its_subagents_together() {
+    let work = tempfile::tempdir().unwrap();
+    let shaped = Shape {
+        input_tokens: 100,
+        ..Shape::API
+    };
+    let server = serve(
+        vec![
+            message_shaped(
+                &[tool_use("s1", "spawn_agent", json!({"task": "Look around"}))],
+                shaped,
+            ),
+            message(&[tool_use("w1", "wait", json!({"agent_id": "agent-1"}))]),
+            message(&[text("Never sent: the budget is spent.")]),
+        ],
+        vec![
+            message(&[tool_use("c1", "shell", json!({"command": "true"}))]),
+            message(&[tool_use("c2", "shell", json!({"command": "true"}))]),
+            message(&[text("Never sent either.")]),
+        ],
+    )
+    .await;
+    let output = agent_host()
+        .args(["run", "Split the work", "--json", "--max-tokens", "250", "--cwd"])
+        .arg(work.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let limits = |agent: Option<&str>| -> Vec<&Value> {
+        events
+            .iter()
+            .filter(|e| e["kind"] == "TURN_LIMIT")
+            .filter(|e| e.get("agent_id").and_then(Value::as_str) == agent)
+            .collect()
+    };
+    let parent = limits(None);
+    assert_eq!(parent.len(), 1, "{events:#?}");
+    assert_eq!(parent[0]["data"]["limit"], "max_session_tokens");
+    assert!(parent[0]["data"]["value"].as_u64().unwrap() >= 250);
+    assert_eq!(limits(Some("agent-1")).len(), 1, "the child stopped too");
+    let requests = server.requests();
+    let (children, parents): (Vec<_>, Vec<_>) = requests.iter().partition(|r| r.body.contains(CHILD_MARKER));
+    assert_eq!(parents.len(), 2, "the parent's last request was never sent");
+    assert!(
+        (1..=2).contains(&children.len()),
+        "{} child requests",
+        children.len()
+    );
 }

@@ -346,6 +346,8 @@ export class AgentSession {
   static open(options: SessionOptions): Promise<AgentSession>;
   readonly id: string;
   readonly state: 'idle' | 'processing' | 'awaiting-input' | 'closed';
+  /** What this session and its subagents have spent together: the sum `maxSessionTokens` and `maxCostCents` bound. */
+  readonly treeSpending: { tokens: number; costUsd: number };
   submit(input: string): Promise<SubmitOutcome>;
   steer(message: string): void;
   followUp(message: string): void;

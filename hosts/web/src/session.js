@@ -6,6 +6,7 @@ import { Checkpoints } from './checkpoints.js';
 import { instantiateCore } from './component.js';
 import { sessionConfig } from './config.js';
 import { executionEnvironment } from './environment.js';
+import { SpendingLedger, TREE_LEDGER } from './spending.js';
 import { Subagents } from './subagents.js';
 import { llmTransport } from './transport.js';
 
@@ -50,6 +51,8 @@ export class AgentSession {
   #wakers = new Set();
   #state = 'idle';
   #subagents;
+  /** What this session and its subagents have spent (a child shares its parent's). */
+  #spending;
   /** The workspace recorded before each input; none over an environment of the caller's. */
   #checkpoints;
   /** Events emitted before anyone listened (SESSION_START comes from the constructor). */
@@ -69,7 +72,9 @@ export class AgentSession {
     if (!options?.workspace) throw new Error('AgentSession.open needs a workspace (a MemoryWorkspace)');
     this.#options = options;
     if (!options.environment) this.#checkpoints = new Checkpoints(options.workspace);
-    this.#subagents = new Subagents(this, options, (childOptions) => AgentSession.open(childOptions));
+    this.#spending = options[TREE_LEDGER] ?? new SpendingLedger();
+    const childOptions = { ...options, [TREE_LEDGER]: this.#spending };
+    this.#subagents = new Subagents(this, childOptions, (options) => AgentSession.open(options));
   }
 
   async #start(options) {
@@ -95,6 +100,14 @@ export class AgentSession {
       ? restore(api, options.snapshot)
       : new api.Session(sessionConfig(options.config ?? {}));
     this.id = this.#core.id();
+  }
+
+  /**
+   * What this session and its subagents have spent together, the sum the budgets bound.
+   * @returns {{tokens: number, costUsd: number}}
+   */
+  get treeSpending() {
+    return this.#spending.total;
   }
 
   /** The lifecycle state: `idle`, `processing`, `awaiting-input` or `closed`. */
@@ -337,6 +350,7 @@ export class AgentSession {
       subagentSend: (agentId, message) => this.#subagents.send(agentId, message),
       subagentWait: (agentId) => this.#subagents.wait(agentId),
       subagentClose: (agentId) => this.#subagents.close(agentId),
+      spend: (_sessionId, amount) => this.#spending.spend(amount),
     };
   }
 

@@ -176,6 +176,47 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
     assert.deepEqual([report.agent_id, report.success, report.output], ['agent-1', true, 'Wrote index.md in docs.']);
   });
 
+  test('a token budget bounds the session and its subagents together', async () => {
+    // Each scripted reply reports 67 tokens. Alone, the parent and the child would each stay
+    // under 200 and answer; together they pass it, so neither sends its third request.
+    const server = await startScriptedServer({
+      anthropic: [
+        [tool('p1', 'spawn_agent', { task: 'Write two notes.' })],
+        [tool('p2', 'wait', { agent_id: 'agent-1' })],
+        [text('Never sent: the budget is spent.')],
+      ],
+      routes: [{
+        marker: '<subagent>',
+        anthropic: [
+          [tool('c1', 'write_file', { file_path: 'a.md', content: 'a\n' })],
+          [tool('c2', 'write_file', { file_path: 'b.md', content: 'b\n' })],
+          [text('Never sent either.')],
+        ],
+      }],
+    });
+    const result = await page.evaluate(async (url) => {
+      const { AgentSession, MemoryWorkspace } = window.agentLib;
+      const session = await AgentSession.open({
+        workspace: new MemoryWorkspace(),
+        endpoints: { local: { baseUrl: url } },
+        config: { endpoint: 'local', limits: { maxSessionTokens: 200 } },
+      });
+      const limits = [];
+      session.on((e) => e.kind === 'TURN_LIMIT' && limits.push(`${e.agentId ?? 'parent'} ${e.data.limit}`));
+      const outcome = await session.submit('Get the notes written.');
+      const spent = session.treeSpending;
+      session.close();
+      return { outcome, limits, spent };
+    }, server.url);
+    assert.equal(result.outcome.stopReason, 'turn-limit');
+    assert.deepEqual(result.limits.sort(), ['agent-1 max_session_tokens', 'parent max_session_tokens']);
+    assert.ok(result.spent.tokens >= 200, JSON.stringify(result.spent));
+    const requests = await server.stop();
+    const children = requests.filter((r) => r.body.includes('<subagent>'));
+    assert.equal(requests.length - children.length, 2, 'the parent never sent its third request');
+    assert.ok(children.length >= 1 && children.length <= 2, `${children.length} child requests`);
+  });
+
   test('compact() summarises the older turns, emits COMPACTION, and the next request starts from the summary', async () => {
     const server = await startScriptedServer({
       anthropic: [

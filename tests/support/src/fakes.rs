@@ -468,6 +468,8 @@ pub struct RecordingHost {
     /// Called on every emitted event, e.g. to steer when a tool starts.
     #[allow(clippy::type_complexity)]
     pub on_event: RefCell<Option<Box<dyn Fn(&Event, &RecordingHost)>>>,
+    /// The session tree's spending (`spend`); a test adds to it to stand for subagents.
+    pub spending: std::cell::Cell<agent_core::protocol::Spending>,
     clock: std::cell::Cell<u64>,
 }
 
@@ -547,6 +549,12 @@ impl SessionHost for RecordingHost {
         self.known_subagent(agent_id)?;
         self.closed_subagents.borrow_mut().push(agent_id.to_string());
         Ok(())
+    }
+    fn spend(&self, _: &str, amount: agent_core::protocol::Spending) -> agent_core::protocol::Spending {
+        let mut total = self.spending.get();
+        total.add(amount);
+        self.spending.set(total);
+        total
     }
 }
 

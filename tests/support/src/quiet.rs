@@ -36,6 +36,7 @@ pub struct QuietHost {
     pub events: Cell<usize>,
     wall_time: bool,
     random: Cell<u64>,
+    spending: Cell<agent_core::protocol::Spending>,
 }
 
 impl QuietHost {
@@ -106,6 +107,12 @@ impl SessionHost for QuietHost {
     }
     fn subagent_close(&self, _: &str) -> Result<(), String> {
         Err(NO_SUBAGENTS.to_string())
+    }
+    fn spend(&self, _: &str, amount: agent_core::protocol::Spending) -> agent_core::protocol::Spending {
+        let mut total = self.spending.get();
+        total.add(amount);
+        self.spending.set(total);
+        total
     }
 }
 

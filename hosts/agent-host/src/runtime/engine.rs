@@ -8,6 +8,7 @@ use crate::compile_cache::{CacheOutcome, compile_cached};
 use crate::environments::environment::Environment;
 use crate::host_tools::HostTools;
 use crate::session_host::control::{AgentEvent, HistorySink, SessionControl};
+use crate::session_host::spending::SpendingLedger;
 use crate::session_host::state::HostState;
 use crate::transport::LlmTransport;
 use crate::wit::agent::{CoreInstance, CorePre};
@@ -28,6 +29,8 @@ pub struct AgentRuntime {
     cache_outcome: CacheOutcome,
     tools: HostTools,
     approvals: Arc<ApprovalPolicy>,
+    /// The tree's spending a subagent adds to; `None` (a root session): a new one.
+    spending: Option<Arc<SpendingLedger>>,
 }
 
 impl AgentRuntime {
@@ -50,6 +53,7 @@ impl AgentRuntime {
             cache_outcome,
             tools: HostTools::default(),
             approvals: Arc::new(ApprovalPolicy::default()),
+            spending: None,
         })
     }
 
@@ -80,10 +84,11 @@ impl AgentRuntime {
     }
 
     /// The runtime a session's subagents start from: they share its approvals (and so
-    /// its "always" answers).
-    fn for_children(&self, approvals: &Arc<ApprovalPolicy>) -> Self {
+    /// its "always" answers) and its spending (budgets bound the tree's sum).
+    fn for_children(&self, parent: &HostState) -> Self {
         let mut children = self.clone();
-        children.approvals = approvals.clone();
+        children.approvals = parent.approvals.clone();
+        children.spending = Some(parent.spending.clone());
         children
     }
 
@@ -124,6 +129,9 @@ impl AgentRuntime {
         state.tools = Arc::new(self.tools.clone());
         state.approvals = self.approvals.for_session();
         state.history = options.history.clone();
+        if let Some(spending) = &self.spending {
+            state.spending = spending.clone();
+        }
         let mut store = Store::new(&self.engine, state);
         let instance = self.pre.instantiate(&mut store).await?;
         Ok((store, instance, control, events))
@@ -164,7 +172,7 @@ impl AgentRuntime {
     fn add_subagents(&self, store: &mut Store<HostState>, config: SessionConfig, env: Arc<dyn Environment>) {
         let events_out = store.data().events.clone();
         store.data_mut().subagents = Some(Arc::new(Subagents::new(
-            Arc::new(self.for_children(&store.data().approvals)),
+            Arc::new(self.for_children(store.data())),
             config,
             env,
             events_out,

@@ -66,6 +66,11 @@ impl AgentSession {
         self.instance.snapshot(&mut self.store, self.session).await
     }
 
+    /// What the session and its subagents have spent together (what the budgets bound).
+    pub fn tree_spending(&self) -> agent_protocol::Spending {
+        self.store.data().spending.total()
+    }
+
     pub async fn history_json(&mut self) -> anyhow::Result<String> {
         self.instance.history_json(&mut self.store, self.session).await
     }

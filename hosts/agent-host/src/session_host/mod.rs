@@ -4,7 +4,9 @@
 
 pub mod control;
 pub mod sandbox_rerun;
+pub mod spending;
 pub mod state;
 
 pub use control::{AgentEvent, HistorySink, SessionControl};
+pub use spending::SpendingLedger;
 pub use state::{HostState, NoTools, SubagentHost, ToolHost};

@@ -5,6 +5,7 @@ use crate::approval::{ApprovalPolicy, ToolCategory};
 use crate::environments::environment::Environment;
 use crate::session_host::control::{AgentEvent, HistorySink, SessionControl};
 use crate::session_host::sandbox_rerun::CommandCalls;
+use crate::session_host::spending::SpendingLedger;
 use crate::transport::LlmTransport;
 use crate::transport::response::ResponseHandle;
 use agent_protocol::ports::{
@@ -72,6 +73,8 @@ pub struct HostState {
     pub approvals: Arc<ApprovalPolicy>,
     /// Which command call each running process belongs to, for a rerun without the sandbox.
     pub command_calls: CommandCalls,
+    /// What the session and its subagents have spent together (shared with them).
+    pub spending: Arc<SpendingLedger>,
 }
 
 /// Sessions restored without their configuration and stand-alone tool runs have no
@@ -98,6 +101,7 @@ impl HostState {
             subagents: None,
             approvals: Arc::new(ApprovalPolicy::default()),
             command_calls: CommandCalls::default(),
+            spending: Arc::default(),
         }
     }
 

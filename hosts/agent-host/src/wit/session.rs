@@ -115,6 +115,17 @@ impl sh::Host for HostState {
     async fn subagent_close(&mut self, agent_id: String) -> Result<Result<(), String>> {
         Ok(HostState::subagent_close(self, &agent_id).await)
     }
+
+    async fn spend(&mut self, _session_id: String, amount: sh::Spending) -> Result<sh::Spending> {
+        let total = self.spending.spend(agent_protocol::Spending {
+            tokens: amount.tokens,
+            cost_usd: amount.cost_usd,
+        });
+        Ok(sh::Spending {
+            tokens: total.tokens,
+            cost_usd: total.cost_usd,
+        })
+    }
 }
 
 impl host_tools::Host for HostState {
