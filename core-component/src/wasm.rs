@@ -447,6 +447,11 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
         parallel_tool_calls: c.parallel_tool_calls,
         image_input: c.image_input,
         knowledge_cutoff: c.knowledge_cutoff,
+        retry: c.retry.map(|r| agent_protocol::RetrySettings {
+            max_retries: r.max_retries,
+            base_delay_ms: r.base_delay_ms,
+            max_delay_ms: r.max_delay_ms,
+        }),
     }
 }
 

@@ -484,6 +484,66 @@ fn transient_errors_are_retried_with_the_providers_delay_and_a_warning() {
 }
 
 #[test]
+fn the_configured_retry_settings_decide_attempts_and_waits() {
+    let server_error = || {
+        ScriptedResponse::json(
+            503,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"busy"}}"#,
+        )
+    };
+    let mut config = SessionConfig::new("anthropic", "claude-sonnet-4-5");
+    config.retry = Some(agent_core::protocol::RetrySettings {
+        max_retries: 4,
+        base_delay_ms: 100,
+        max_delay_ms: 300,
+    });
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![
+            server_error(),
+            server_error(),
+            server_error(),
+            server_error(),
+            text_reply("fifth time lucky"),
+        ],
+    );
+    assert_eq!(h.session.submit("x").unwrap().final_text, "fifth time lucky");
+    let sleeps = h.host.sleeps.borrow().clone();
+    assert_eq!(sleeps.len(), 4, "{sleeps:?}");
+    // 100, 200, then the 300 ms cap, which the jitter does not pass either.
+    assert!((50..=150).contains(&sleeps[0]), "{sleeps:?}");
+    assert!(sleeps.iter().all(|&ms| ms <= 300), "{sleeps:?}");
+
+    // No retries: the first failure ends the input.
+    let mut config = SessionConfig::new("anthropic", "claude-sonnet-4-5");
+    config.retry = Some(agent_core::protocol::RetrySettings {
+        max_retries: 0,
+        base_delay_ms: 100,
+        max_delay_ms: 300,
+    });
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![server_error(), text_reply("never")],
+    );
+    assert!(h.session.submit("x").is_err());
+    assert_eq!(h.transport.requests.borrow().len(), 1);
+
+    // Settings out of bounds are refused before any request, naming the field.
+    let mut config = SessionConfig::new("anthropic", "claude-sonnet-4-5");
+    config.retry = Some(agent_core::protocol::RetrySettings {
+        max_retries: 2,
+        base_delay_ms: 5_000,
+        max_delay_ms: 1_000,
+    });
+    let mut h = Harness::with(FakeEnv::default(), config, vec![text_reply("never")]);
+    let error = h.session.submit("x").unwrap_err().to_string();
+    assert!(error.contains("retry.base-delay-ms"), "{error}");
+    assert!(h.transport.requests.borrow().is_empty());
+}
+
+#[test]
 fn retries_give_up_after_the_policy_and_the_error_is_reported() {
     let server_error = || {
         ScriptedResponse::json(

@@ -35,6 +35,50 @@ fn guard_on() -> bool {
     true
 }
 
+/// How a failed LLM request is tried again (issue 22): after a network error, a rate limit,
+/// an overloaded or failing server, with exponential backoff (doubling, with jitter) from
+/// `base_delay_ms` up to `max_delay_ms`; a provider's `Retry-After` is followed up to
+/// `max_delay_ms`, a longer one ends the input at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetrySettings {
+    /// Retries after the first attempt (0: none).
+    pub max_retries: u32,
+    pub base_delay_ms: u64,
+    pub max_delay_ms: u64,
+}
+
+impl RetrySettings {
+    /// Most retries a configuration may ask for.
+    pub const MAX_RETRIES: u32 = 20;
+    /// Longest wait a configuration may allow between two attempts (10 minutes).
+    pub const MAX_DELAY_MS: u64 = 600_000;
+
+    /// Checks the bounds; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_retries > Self::MAX_RETRIES {
+            return Err(format!(
+                "retry.max-retries: {} is more than {}",
+                self.max_retries,
+                Self::MAX_RETRIES
+            ));
+        }
+        if self.max_delay_ms > Self::MAX_DELAY_MS {
+            return Err(format!(
+                "retry.max-delay-ms: {} is more than {} (10 minutes)",
+                self.max_delay_ms,
+                Self::MAX_DELAY_MS
+            ));
+        }
+        if self.base_delay_ms > self.max_delay_ms {
+            return Err(format!(
+                "retry.base-delay-ms: {} is more than retry.max-delay-ms ({})",
+                self.base_delay_ms, self.max_delay_ms
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A per-tool override of the truncation limits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolOutputLimit {
@@ -74,6 +118,9 @@ pub struct SessionConfig {
     /// Overrides the catalog's knowledge cutoff shown in the environment block.
     #[serde(default)]
     pub knowledge_cutoff: Option<String>,
+    /// How failed LLM requests are retried; `None`: [`RetrySettings::default`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetrySettings>,
 }
 
 impl SessionConfig {
@@ -102,6 +149,7 @@ impl SessionConfig {
             parallel_tool_calls: None,
             image_input: None,
             knowledge_cutoff: None,
+            retry: None,
         }
     }
 
@@ -133,6 +181,9 @@ impl SessionConfig {
                 "context-window-tokens: must be greater than 0 (leave it unset for the model's own)"
                     .to_string(),
             );
+        }
+        if let Some(retry) = &self.retry {
+            retry.validate()?;
         }
         Ok(())
     }

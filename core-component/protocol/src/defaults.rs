@@ -1,7 +1,7 @@
 //! The session defaults and provider facts of `data/defaults.json`: the one home of these
 //! values, which the browser host reads too (a copy in `hosts/web/gen/`).
 
-use crate::config::Limits;
+use crate::config::{Limits, RetrySettings};
 use crate::provider::{AuthStyle, ProviderFamily, WireProtocol};
 use serde::Deserialize;
 use std::sync::LazyLock;
@@ -31,6 +31,7 @@ struct ProtocolDefaults {
 #[derive(Debug, Deserialize)]
 struct Defaults {
     limits: Limits,
+    retry: RetrySettings,
     providers: Vec<FamilyDefaults>,
     protocols: Vec<ProtocolDefaults>,
 }
@@ -94,6 +95,20 @@ impl Default for Limits {
                 max_cost_cents: 0,
             },
             |defaults| defaults.limits.clone(),
+        )
+    }
+}
+
+impl Default for RetrySettings {
+    /// The values of `data/defaults.json` (no retry, were it unreadable).
+    fn default() -> Self {
+        DEFAULTS.as_ref().map_or(
+            Self {
+                max_retries: 0,
+                base_delay_ms: 0,
+                max_delay_ms: 0,
+            },
+            |defaults| defaults.retry,
         )
     }
 }

@@ -15,7 +15,7 @@ pub mod ports;
 pub mod provider;
 pub mod usage;
 
-pub use config::{Limits, SessionConfig, ToolOutputLimit};
+pub use config::{Limits, RetrySettings, SessionConfig, ToolOutputLimit};
 pub use defaults::FamilyDefaults;
 pub use event::{
     CompactionStage, CompactionTrigger, EndReason, Event, EventData, EventKind, ImageInfo, LimitName,

@@ -17,17 +17,22 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self {
-            max_retries: 2,
-            base_delay_ms: 1_000,
-            max_delay_ms: 60_000,
-            backoff_multiplier: 2.0,
-            jitter: true,
-        }
+        Self::from_settings(&agent_protocol::config::RetrySettings::default())
     }
 }
 
 impl RetryPolicy {
+    /// The configured attempts and delays, doubling with jitter.
+    pub fn from_settings(settings: &agent_protocol::config::RetrySettings) -> Self {
+        Self {
+            max_retries: settings.max_retries,
+            base_delay_ms: settings.base_delay_ms,
+            max_delay_ms: settings.max_delay_ms,
+            backoff_multiplier: 2.0,
+            jitter: true,
+        }
+    }
+
     /// The wait before retry number `attempt` (0-based), or `None` when the error must not
     /// be retried: not a transient class, no retries left, or a provider asking for a wait
     /// longer than `max_delay_ms` (better to report than to hang for minutes).
@@ -47,7 +52,8 @@ impl RetryPolicy {
         } else {
             1.0
         };
-        Some((base * factor).round() as u64)
+        // The cap holds after the jitter too: it is what a configuration promises.
+        Some(((base * factor).round() as u64).min(self.max_delay_ms))
     }
 }
 

@@ -79,6 +79,10 @@ impl Session {
         state: SessionState,
     ) -> Self {
         let profile = Profile::for_config(&config);
+        let retry_policy = config
+            .retry
+            .as_ref()
+            .map_or_else(RetryPolicy::default, RetryPolicy::from_settings);
         let client = LlmClient::new(ports.transport.clone(), config.endpoint.clone(), config.protocol);
         let stamps = crate::file_stamps::FileStamps::new(config.limits.stale_read_guard);
         Self {
@@ -90,7 +94,7 @@ impl Session {
             history,
             state,
             total_turns,
-            retry_policy: RetryPolicy::default(),
+            retry_policy,
             loop_detector: LoopDetector::default(),
             context_warned: false,
             prompt_context: None,

@@ -466,3 +466,84 @@ async fn budgets_stop_a_run_and_a_cost_budget_needs_a_priced_model() -> anyhow::
     assert_eq!(server.requests().len(), 1);
     Ok(())
 }
+
+/// Issue 22: an endpoint's retry settings (`[endpoints.NAME]`, here the built-in anthropic)
+/// decide how often a failing server is asked again; `config show` reports them, and
+/// settings out of bounds are refused naming the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoints_retry_settings_decide_how_often_a_failing_server_is_asked() -> anyhow::Result<()> {
+    let busy = || scripted_llm::Reply {
+        status: 503,
+        headers: Vec::new(),
+        chunks: vec![
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}).to_string(),
+        ],
+        delay_ms: 0,
+    };
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            busy(),
+            busy(),
+            busy(),
+            message(&[text("Third retry worked.")]),
+            busy(),
+        ],
+        require_api_key: None,
+    })
+    .await?;
+    let work = tempfile::tempdir()?;
+    let config = work.path().join("retry.toml");
+    let run = |config: &std::path::Path| {
+        let mut cmd = agent_host();
+        cmd.args(["run", "work", "--config"])
+            .arg(config)
+            .arg("--cwd")
+            .arg(work.path())
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .env("ANTHROPIC_API_KEY", "k");
+        cmd
+    };
+    std::fs::write(
+        &config,
+        "[endpoints.anthropic]\nmax_retries = 3\nretry_base_delay_ms = 10\nretry_max_delay_ms = 40\n",
+    )?;
+    let output = run(&config).output().await?;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.trim_end().ends_with("Third retry worked."), "{out}");
+    assert_eq!(out.matches("retrying in").count(), 3, "{out}");
+    assert_eq!(server.requests().len(), 4, "one attempt and three retries");
+
+    let shown = agent_host()
+        .args(["config", "show", "--config"])
+        .arg(&config)
+        .output()
+        .await?;
+    let shown = stdout(&shown);
+    assert!(shown.contains("endpoints.anthropic.max_retries = 3"), "{shown}");
+    assert!(
+        shown.contains("endpoints.anthropic.retry_max_delay_ms = 40"),
+        "{shown}"
+    );
+
+    // No retries: the first failure ends the run.
+    std::fs::write(&config, "[endpoints.anthropic]\nmax_retries = 0\n")?;
+    let output = run(&config).output().await?;
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("busy"), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 5);
+
+    std::fs::write(
+        &config,
+        "[endpoints.anthropic]\nretry_base_delay_ms = 5000\nretry_max_delay_ms = 100\n",
+    )?;
+    let output = run(&config).output().await?;
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("endpoints.anthropic.retry_base_delay_ms: 5000 is more than"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.requests().len(), 5, "nothing sent");
+    Ok(())
+}

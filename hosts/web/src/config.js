@@ -57,5 +57,10 @@ export function sessionConfig(options = {}) {
     parallelToolCalls: options.parallelToolCalls,
     imageInput: options.imageInput,
     knowledgeCutoff: options.knowledgeCutoff,
+    retry: options.retry && {
+      maxRetries: options.retry.maxRetries,
+      baseDelayMs: BigInt(options.retry.baseDelayMs),
+      maxDelayMs: BigInt(options.retry.maxDelayMs),
+    },
   };
 }

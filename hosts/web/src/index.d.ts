@@ -120,6 +120,12 @@ export interface SessionConfigOptions {
   parallelToolCalls?: boolean;
   imageInput?: boolean;
   knowledgeCutoff?: string;
+  /**
+   * How failed LLM requests (network errors, rate limits, overloaded or failing servers) are
+   * retried: doubling waits with jitter from `baseDelayMs`, never above `maxDelayMs` (at most
+   * 600000); at most 20 retries. Unset: 2 retries from 1 s up to 60 s.
+   */
+  retry?: { maxRetries: number; baseDelayMs: number; maxDelayMs: number };
 }
 
 export interface ApprovalRequest {

@@ -36,6 +36,7 @@ test('options map to the WIT record: u64 as BigInt, tools with JSON schemas', ()
     limits: { maxTurns: 7, defaultCommandTimeoutMs: 5000 },
     contextWindowTokens: 200000,
     providerOptions: { temperature: 0 },
+    retry: { maxRetries: 5, baseDelayMs: 250, maxDelayMs: 8000 },
     tools: [{ name: 'lookup', description: 'Looks up', parameters: { type: 'object', properties: { q: { type: 'string' } } }, call() {} }],
   });
   assert.equal(config.model, 'gpt-5');
@@ -44,6 +45,8 @@ test('options map to the WIT record: u64 as BigInt, tools with JSON schemas', ()
   assert.equal(config.limits.defaultCommandTimeoutMs, 5000n);
   assert.equal(config.contextWindowTokens, 200000n);
   assert.equal(config.providerOptionsJson, '{"temperature":0}');
+  assert.deepEqual(config.retry, { maxRetries: 5, baseDelayMs: 250n, maxDelayMs: 8000n });
+  assert.equal(sessionConfig().retry, undefined, 'unset, the core keeps its defaults');
   assert.deepEqual(config.hostTools, [
     { name: 'lookup', description: 'Looks up', parametersJson: '{"type":"object","properties":{"q":{"type":"string"}}}' },
   ]);

@@ -42,6 +42,9 @@ struct RawEndpoint {
     protocol: Option<Spanned<String>>,
     api_key_env: Option<Spanned<String>>,
     api_key: Option<Spanned<toml::Value>>,
+    max_retries: Option<Spanned<u32>>,
+    retry_base_delay_ms: Option<Spanned<u64>>,
+    retry_max_delay_ms: Option<Spanned<u64>>,
 }
 
 /// `[limits]`: the session limits (spec 2.2) and the output-token cap.
@@ -69,6 +72,10 @@ pub struct FileEndpoint {
     pub base_url: Option<Sourced<String>>,
     pub protocol: Option<Sourced<WireProtocol>>,
     pub api_key_env: Option<Sourced<String>>,
+    /// How its failed requests are retried (issue 22), each part where it is set.
+    pub max_retries: Option<Sourced<u32>>,
+    pub retry_base_delay_ms: Option<Sourced<u64>>,
+    pub retry_max_delay_ms: Option<Sourced<u64>>,
 }
 
 /// The limits a file sets, each with where.
@@ -235,6 +242,18 @@ impl FileLayer {
                         &at,
                     )?,
                     api_key_env: endpoint_ref.api_key_env.as_ref().map(sourced),
+                    max_retries: endpoint_ref
+                        .max_retries
+                        .as_ref()
+                        .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+                    retry_base_delay_ms: endpoint_ref
+                        .retry_base_delay_ms
+                        .as_ref()
+                        .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+                    retry_max_delay_ms: endpoint_ref
+                        .retry_max_delay_ms
+                        .as_ref()
+                        .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
                 },
             );
         }

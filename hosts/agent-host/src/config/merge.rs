@@ -3,7 +3,7 @@
 use crate::approval::ApprovalMode;
 use crate::config::agent_file::AgentConfig;
 use crate::config::defaults::default_model;
-use crate::config::file::{FileLayer, parse_effort, protocol_name};
+use crate::config::file::{FileEndpoint, FileLayer, parse_effort, protocol_name};
 use crate::config::flags::Overrides;
 use crate::config::locations::FileLocations;
 use crate::config::source::{Source, Sourced};
@@ -12,7 +12,7 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
 use crate::sandbox::SandboxMode;
 use crate::transport::endpoints::{COMPATIBLE_VAR, Endpoint, Endpoints, variable_prefix};
-use agent_protocol::{Limits, ReasoningEffort, WireProtocol};
+use agent_protocol::{Limits, ReasoningEffort, RetrySettings, WireProtocol};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -67,6 +67,9 @@ pub struct Settings {
     /// Every endpoint: built-in ones, `OPENAI_COMPATIBLE_ENDPOINTS` and `[endpoints]`.
     pub endpoints: Endpoints,
     pub endpoint_sources: BTreeMap<String, EndpointSources>,
+    /// The retry settings of endpoints whose `[endpoints.NAME]` sets any (the others
+    /// retry as `RetrySettings::default`), with where the first part set comes from.
+    pub endpoint_retry: BTreeMap<String, Sourced<RetrySettings>>,
     /// `[[tools]]` (project file) and `[plugins]` (project file, else user file).
     pub agent: AgentConfig,
     pub plugins_source: Source,
@@ -131,6 +134,7 @@ impl Settings {
         };
         let flag = |name: &str| Source::flag(name);
         let (endpoints, endpoint_sources) = merge_endpoints(lookup, &files)?;
+        let endpoint_retry = merge_retry(&files)?;
 
         let provider = files
             .iter()
@@ -252,6 +256,7 @@ impl Settings {
             limits,
             endpoints,
             endpoint_sources,
+            endpoint_retry,
             agent,
             plugins_source,
             tools_source,
@@ -358,15 +363,7 @@ fn merge_endpoints(
             },
         );
     }
-    let names: BTreeSet<&String> = files.iter().flatten().flat_map(|f| f.endpoints.keys()).collect();
-    for name in names {
-        // The project file's field, else the user file's.
-        let sections: Vec<_> = files
-            .iter()
-            .rev()
-            .flatten()
-            .filter_map(|f| f.endpoints.get(name))
-            .collect();
+    for (name, sections) in endpoint_sections(files) {
         let base_url = sections.iter().find_map(|s| s.base_url.clone());
         let protocol = sections.iter().find_map(|s| s.protocol.clone());
         let api_key_env = sections.iter().find_map(|s| s.api_key_env.clone());
@@ -433,6 +430,62 @@ fn merge_endpoints(
         endpoints.insert(endpoint);
     }
     Ok((endpoints, sources))
+}
+
+/// Each endpoint the files name, with its sections: the project file's first (its fields
+/// win), then the user file's.
+fn endpoint_sections<'a>(files: &[Option<&'a FileLayer>; 2]) -> Vec<(&'a String, Vec<&'a FileEndpoint>)> {
+    let names: BTreeSet<&String> = files.iter().flatten().flat_map(|f| f.endpoints.keys()).collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let sections = files
+                .iter()
+                .rev()
+                .flatten()
+                .filter_map(|f| f.endpoints.get(name))
+                .collect();
+            (name, sections)
+        })
+        .collect()
+}
+
+/// The retry settings of each endpoint a file's `[endpoints.NAME]` gives any of
+/// `max_retries`, `retry_base_delay_ms` and `retry_max_delay_ms`: each part from the project
+/// file, else the user file, else the default; checked against the bounds.
+fn merge_retry(files: &[Option<&FileLayer>; 2]) -> Result<BTreeMap<String, Sourced<RetrySettings>>, String> {
+    let mut retry = BTreeMap::new();
+    for (name, sections) in endpoint_sections(files) {
+        let max_retries = sections.iter().find_map(|s| s.max_retries.clone());
+        let base = sections.iter().find_map(|s| s.retry_base_delay_ms.clone());
+        let cap = sections.iter().find_map(|s| s.retry_max_delay_ms.clone());
+        let Some(source) = [
+            max_retries.as_ref().map(|v| &v.source),
+            base.as_ref().map(|v| &v.source),
+            cap.as_ref().map(|v| &v.source),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .cloned() else {
+            continue;
+        };
+        let defaults = RetrySettings::default();
+        let settings = RetrySettings {
+            max_retries: max_retries.map_or(defaults.max_retries, |v| v.value),
+            base_delay_ms: base.map_or(defaults.base_delay_ms, |v| v.value),
+            max_delay_ms: cap.map_or(defaults.max_delay_ms, |v| v.value),
+        };
+        settings.validate().map_err(|e| {
+            let e = e
+                .replace("retry.max-retries", "max_retries")
+                .replace("retry.base-delay-ms", "retry_base_delay_ms")
+                .replace("retry.max-delay-ms", "retry_max_delay_ms");
+            format!("{source}: endpoints.{name}.{e}")
+        })?;
+        retry.insert(name.clone(), Sourced::new(settings, source));
+    }
+    Ok(retry)
 }
 
 /// The command tools and plugins for a session: `[[tools]]` of the project file, and the

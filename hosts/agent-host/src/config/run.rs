@@ -67,6 +67,7 @@ impl Settings {
         let mut config = SessionConfig::new(target.profile, &target.model);
         config.endpoint = target.provider.clone();
         config.protocol = target.protocol;
+        config.retry = self.endpoint_retry.get(&target.provider).map(|r| r.value);
         self.apply(&mut config);
         config
     }

@@ -400,6 +400,11 @@ pub fn session_config(c: &SessionConfig) -> api::SessionConfig {
         parallel_tool_calls: c.parallel_tool_calls,
         image_input: c.image_input,
         knowledge_cutoff: c.knowledge_cutoff.clone(),
+        retry: c.retry.map(|r| api::RetrySettings {
+            max_retries: r.max_retries,
+            base_delay_ms: r.base_delay_ms,
+            max_delay_ms: r.max_delay_ms,
+        }),
     }
 }
 
