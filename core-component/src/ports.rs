@@ -78,10 +78,15 @@ pub trait SessionHost {
     fn subagent_wait(&self, agent_id: &str) -> Result<SubagentResult, String>;
     /// Aborts and removes a child.
     fn subagent_close(&self, agent_id: &str) -> Result<(), String>;
-    /// Adds what one request of `session_id` spent to its session tree's total (the
-    /// session and its subagents, which the budgets bound together) and returns that
-    /// total; a zero amount only reads it.
-    fn spend(&self, session_id: &str, amount: agent_protocol::Spending) -> agent_protocol::Spending;
+    /// Adds `amount` to the spending of `session_id`'s tree (the session and its subagents,
+    /// which the budgets bound together), takes `released` away (a settled reservation,
+    /// never below zero) and returns the total; zero amounts only read it.
+    fn spend(
+        &self,
+        session_id: &str,
+        amount: agent_protocol::Spending,
+        released: agent_protocol::Spending,
+    ) -> agent_protocol::Spending;
 }
 
 /// Tools implemented by the host (`host-tools`).

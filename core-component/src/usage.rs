@@ -15,7 +15,10 @@ pub fn request_totals(usage: &Usage, protocol: WireProtocol, price: Option<&Pric
     let (uncached, prompt) = match anthropic {
         true => (
             usage.input_tokens,
-            usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+            usage
+                .input_tokens
+                .saturating_add(usage.cache_read_tokens)
+                .saturating_add(usage.cache_write_tokens),
         ),
         false => (
             usage.input_tokens.saturating_sub(usage.cache_read_tokens),
@@ -23,7 +26,7 @@ pub fn request_totals(usage: &Usage, protocol: WireProtocol, price: Option<&Pric
         ),
     };
     let output = match protocol {
-        WireProtocol::Gemini => usage.output_tokens + usage.reasoning_tokens,
+        WireProtocol::Gemini => usage.output_tokens.saturating_add(usage.reasoning_tokens),
         _ => usage.output_tokens,
     };
     let cost_usd = price.map(|p| {

@@ -316,14 +316,17 @@ impl ports::SessionHost for Host {
     fn subagent_close(&self, agent_id: &str) -> Result<(), String> {
         sh::subagent_close(agent_id)
     }
-    fn spend(&self, session_id: &str, amount: agent_protocol::Spending) -> agent_protocol::Spending {
-        let total = sh::spend(
-            session_id,
-            sh::Spending {
-                tokens: amount.tokens,
-                cost_usd: amount.cost_usd,
-            },
-        );
+    fn spend(
+        &self,
+        session_id: &str,
+        amount: agent_protocol::Spending,
+        released: agent_protocol::Spending,
+    ) -> agent_protocol::Spending {
+        let wire = |s: agent_protocol::Spending| sh::Spending {
+            tokens: s.tokens,
+            cost_usd: s.cost_usd,
+        };
+        let total = sh::spend(session_id, wire(amount), wire(released));
         agent_protocol::Spending {
             tokens: total.tokens,
             cost_usd: total.cost_usd,

@@ -184,3 +184,74 @@ fn what_the_subagents_spent_counts_against_the_budget_and_a_snapshot_keeps_it() 
     );
     assert_eq!(h.transport.requests.borrow().len(), 1);
 }
+
+#[test]
+fn a_request_cut_short_still_counts_its_prompt_and_a_finished_one_its_reported_usage() {
+    let mut cut = reply("a long answer that never finishes", 1_000);
+    cut.chunks.truncate(cut.chunks.len() / 2);
+    cut.break_with = Some(agent_core::protocol::ports::TransportError::Io(
+        "connection reset by peer".to_string(),
+    ));
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        SessionConfig::new("anthropic", "m"),
+        vec![cut, reply("done", 1_000)],
+    );
+    // About 10,000 tokens at four characters a token: what the cut request reserved.
+    assert!(h.session.submit(&"x".repeat(40_000)).is_err());
+    let after_cut = h.host.spending.get().tokens;
+    assert!((10_000..11_000).contains(&after_cut), "{after_cut}");
+    // A finished request's reservation is settled at the usage reported: 1,005 tokens.
+    h.session.submit("again").unwrap();
+    assert_eq!(h.host.spending.get().tokens, after_cut + 1_005);
+}
+
+#[test]
+fn a_refused_request_gives_its_reservation_back() {
+    let refused = agent_test_support::fakes::ScriptedResponse::json(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"bad key"}}"#,
+    );
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        SessionConfig::new("anthropic", "m"),
+        vec![refused],
+    );
+    assert!(h.session.submit(&"x".repeat(40_000)).is_err());
+    assert_eq!(h.host.spending.get().tokens, 0, "nothing was generated");
+}
+
+#[test]
+fn a_resumed_session_counts_the_trees_spending_once_with_a_fresh_or_a_kept_total() {
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        SessionConfig::new("anthropic", "m"),
+        vec![reply("one", 1_000), reply("two", 2_000)],
+    );
+    h.session.submit("first").unwrap();
+    let snapshot = h.session.snapshot();
+    let journaled = h.host.journal.borrow().len();
+    h.session.submit("second").unwrap();
+    let journal: Vec<String> = h.host.journal.borrow()[journaled..]
+        .iter()
+        .map(|entry| entry.to_json())
+        .collect();
+    assert_eq!(h.host.spending.get().tokens, 3_010);
+    let request = agent_core::ResumeRequest {
+        snapshot,
+        journal,
+        model: None,
+        more_turns: None,
+    };
+    // A fresh host (a new process): the snapshot's 1,005 and the replayed 2,005, once.
+    let fresh = Rc::new(agent_test_support::fakes::RecordingHost::default());
+    Session::resume(&request, ports(h.env.clone(), h.transport.clone(), fresh.clone())).unwrap();
+    assert_eq!(fresh.spending.get().tokens, 3_010);
+    // The host that kept the tree's total (an instance restarted in the same process).
+    Session::resume(
+        &request,
+        ports(h.env.clone(), h.transport.clone(), h.host.clone()),
+    )
+    .unwrap();
+    assert_eq!(h.host.spending.get().tokens, 3_010);
+}

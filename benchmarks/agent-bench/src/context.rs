@@ -30,6 +30,23 @@ impl Context {
     }
 }
 
+/// The quick sizes over this checkout's artefacts, writing to `out`: for the benchmarks'
+/// own tests.
+#[cfg(test)]
+pub fn quick_for_tests(out: &Path) -> Context {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    Context {
+        component: std::env::var_os("AGENT_CORE_COMPONENT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/agent-core.wasm")),
+        agent_host: root.join("target/debug/agent-host"),
+        probe: root.join("target/bench-probe.wasm"),
+        search_tree: PathBuf::from("/nonexistent"),
+        out: out.to_path_buf(),
+        quick: true,
+    }
+}
+
 pub fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }

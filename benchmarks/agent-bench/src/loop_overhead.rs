@@ -15,6 +15,14 @@ pub use script::seed_workspace;
 
 const MODEL: &str = "claude-sonnet-4-5";
 
+/// The sessions both sides run: the default round limit per input (200) would stop a
+/// 200-round session one request short of its answer.
+fn session_config() -> agent_host::protocol::SessionConfig {
+    let mut config = agent_host::protocol::SessionConfig::new("anthropic", MODEL);
+    config.limits.max_tool_rounds_per_input = 0;
+    config
+}
+
 /// Rounds averaged at each end of the session for the growth figures.
 const GROWTH_WINDOW: usize = 10;
 
@@ -172,20 +180,9 @@ fn check_history(history_json: &str, rounds: usize, side: &str) -> anyhow::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
     fn quick_context(out: &std::path::Path) -> Context {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        Context {
-            component: std::env::var_os("AGENT_CORE_COMPONENT")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| root.join("target/agent-core.wasm")),
-            agent_host: root.join("target/debug/agent-host"),
-            probe: root.join("target/bench-probe.wasm"),
-            search_tree: PathBuf::from("/nonexistent"),
-            out: out.to_path_buf(),
-            quick: true,
-        }
+        crate::context::quick_for_tests(out)
     }
 
     #[test]

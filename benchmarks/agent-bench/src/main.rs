@@ -2,6 +2,7 @@
 //! unit, target, met?). Each benchmark is a module; `--only` picks some, `--quick` shrinks
 //! every size so the whole suite checks itself in seconds (its figures then mean nothing).
 
+mod compaction;
 mod concurrency;
 mod context;
 mod llm_server;
@@ -66,6 +67,7 @@ enum Bench {
     Tools,
     Search,
     Sandbox,
+    Compaction,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -84,7 +86,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 6] = [
+    let suites: [(Bench, &str, Suite); 7] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -95,6 +97,7 @@ fn main() -> anyhow::Result<()> {
         ),
         (Bench::Search, "search", search::run),
         (Bench::Sandbox, "command sandbox", sandbox::run),
+        (Bench::Compaction, "compaction", compaction::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {

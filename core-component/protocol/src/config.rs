@@ -53,25 +53,31 @@ impl RetrySettings {
     /// Longest wait a configuration may allow between two attempts (10 minutes).
     pub const MAX_DELAY_MS: u64 = 600_000;
 
-    /// Checks the bounds; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    /// The WIT's names of the fields, for [`Self::validate`].
+    pub const WIT_NAMES: [&'static str; 3] =
+        ["retry.max-retries", "retry.base-delay-ms", "retry.max-delay-ms"];
+
+    /// Checks the bounds; the error names the field as `names` (max retries, base delay,
+    /// maximum delay) call them where the settings came from.
+    pub fn validate(&self, names: [&str; 3]) -> Result<(), String> {
+        let [retries, base, cap] = names;
         if self.max_retries > Self::MAX_RETRIES {
             return Err(format!(
-                "retry.max-retries: {} is more than {}",
+                "{retries}: {} is more than {}",
                 self.max_retries,
                 Self::MAX_RETRIES
             ));
         }
         if self.max_delay_ms > Self::MAX_DELAY_MS {
             return Err(format!(
-                "retry.max-delay-ms: {} is more than {} (10 minutes)",
+                "{cap}: {} is more than {} (10 minutes)",
                 self.max_delay_ms,
                 Self::MAX_DELAY_MS
             ));
         }
         if self.base_delay_ms > self.max_delay_ms {
             return Err(format!(
-                "retry.base-delay-ms: {} is more than retry.max-delay-ms ({})",
+                "{base}: {} is more than {cap} ({})",
                 self.base_delay_ms, self.max_delay_ms
             ));
         }
@@ -183,7 +189,7 @@ impl SessionConfig {
             );
         }
         if let Some(retry) = &self.retry {
-            retry.validate()?;
+            retry.validate(RetrySettings::WIT_NAMES)?;
         }
         Ok(())
     }

@@ -36,12 +36,13 @@ impl UsageTotals {
             (_, Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
-        self.requests += other.requests;
-        self.prompt_tokens += other.prompt_tokens;
-        self.cached_tokens += other.cached_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.output_tokens += other.output_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
+        // Saturating: a hostile server's counts near u64::MAX must not wrap (or trap).
+        self.requests = self.requests.saturating_add(other.requests);
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
         self.cost_usd = cost;
     }
 }
@@ -62,7 +63,7 @@ impl Spending {
     /// What `totals` spent.
     pub fn of(totals: &UsageTotals) -> Self {
         Self {
-            tokens: totals.prompt_tokens + totals.output_tokens,
+            tokens: totals.prompt_tokens.saturating_add(totals.output_tokens),
             cost_usd: totals.cost_usd.unwrap_or(0.0),
         }
     }
@@ -70,6 +71,20 @@ impl Spending {
     pub fn add(&mut self, other: Spending) {
         self.tokens = self.tokens.saturating_add(other.tokens);
         self.cost_usd += other.cost_usd.max(0.0);
+    }
+
+    /// `session-host.spend` on a total: adds `amount`, takes `released` away, returns the
+    /// new total.
+    pub fn spend(&mut self, amount: Spending, released: Spending) -> Spending {
+        self.add(amount);
+        self.release(released);
+        *self
+    }
+
+    /// Takes `released` away again (a reservation settled), never below zero.
+    pub fn release(&mut self, released: Spending) {
+        self.tokens = self.tokens.saturating_sub(released.tokens);
+        self.cost_usd = (self.cost_usd - released.cost_usd.max(0.0)).max(0.0);
     }
 
     /// What `self` has that `other` lacks (nothing below zero).

@@ -120,6 +120,21 @@ mod tests {
     }
 
     #[test]
+    fn the_configured_cap_holds_after_the_jitter_too() {
+        let policy = RetryPolicy::from_settings(&agent_protocol::config::RetrySettings {
+            max_retries: 5,
+            base_delay_ms: 100,
+            max_delay_ms: 300,
+        });
+        let e = error(ErrorKind::Server, None);
+        assert_eq!(policy.delay_ms(&e, 0, 0.999), Some(150));
+        // 400 ms doubled, then capped at 300 before and after the jitter's +50 %.
+        assert_eq!(policy.delay_ms(&e, 2, 0.999), Some(300));
+        assert_eq!(policy.delay_ms(&e, 4, 0.999), Some(300));
+        assert_eq!(policy.delay_ms(&e, 5, 0.0), None, "five retries");
+    }
+
+    #[test]
     fn retry_after_is_honoured_unless_it_exceeds_the_maximum() {
         let policy = RetryPolicy::default();
         assert_eq!(

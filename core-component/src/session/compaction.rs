@@ -45,30 +45,18 @@ Be specific (paths, names, numbers) and brief. Do not invent anything. No preamb
 
 pub use agent_protocol::CompactionReport;
 
-/// The estimated size of a request: system prompt, tools and history, at four characters a
-/// token (the same rough rule as the context warning).
-struct Estimate {
-    fixed_chars: u64,
-}
-
-impl Estimate {
-    fn tokens(&self, history: &[Turn]) -> u64 {
-        (self.fixed_chars + super::context::history_chars(history)) / 4
-    }
-}
-
 impl Session {
-    fn estimate(&self) -> Estimate {
-        Estimate {
-            fixed_chars: self.request_fixed_chars.get(),
-        }
+    /// The estimated size of a request with `history`: system prompt, tools and history, at
+    /// four characters a token (the same rough rule as the context warning).
+    pub(super) fn estimated_tokens(&self, history: &[Turn]) -> u64 {
+        (self.request_fixed_chars.get() + super::context::history_chars(history)) / 4
     }
 
     /// Before a request: compacts when the estimate passes the thresholds. A summary that
     /// fails is reported as a warning; the request goes ahead with what eliding saved.
     pub(super) fn compact_if_needed(&mut self) {
         let window = self.profile.context_window_size.max(1);
-        let tokens = self.estimate().tokens(&self.history);
+        let tokens = self.estimated_tokens(&self.history);
         if tokens.saturating_mul(100) < window.saturating_mul(ELIDE_AT_PERCENT) {
             return;
         }
@@ -104,8 +92,7 @@ impl Session {
         force: bool,
     ) -> (CompactionReport, Option<LlmError>) {
         let window = self.profile.context_window_size.max(1);
-        let estimate = self.estimate();
-        let tokens_before = estimate.tokens(&self.history);
+        let tokens_before = self.estimated_tokens(&self.history);
         let turns_before = self.history.len() as u32;
         // Asked for, a compaction summarises even a history that fits: it keeps a quarter
         // of it at most.
@@ -116,7 +103,7 @@ impl Session {
         };
         let keep_from = kept_tail_start(&self.history, keep_tokens);
         let mut elided = elide_tool_outputs(&mut self.history[..keep_from]);
-        let after_eliding = estimate.tokens(&self.history);
+        let after_eliding = self.estimated_tokens(&self.history);
         let over = after_eliding.saturating_mul(100) >= window.saturating_mul(SUMMARISE_AT_PERCENT);
         let mut report = CompactionReport {
             stage: CompactionStage::ToolOutputsElided,
@@ -137,13 +124,14 @@ impl Session {
             .sum::<u64>();
         let worth_it = older_tokens.saturating_mul(100) >= window.saturating_mul(SUMMARY_WORTH_PERCENT);
         if keep_from > 0 && (force || (over && worth_it)) {
+            let reserved = self.reserve(super::context::history_chars(&self.history[..keep_from]) / 4);
             match self.summarise(&self.history[..keep_from], window) {
                 Ok((summary, usage)) => {
                     summary_usage = usage;
-                    self.count_usage(&usage);
+                    self.count_usage(&usage, reserved);
                     self.replace_older_turns(keep_from, summary);
                     report.stage = CompactionStage::Summarised;
-                    report.tokens_after = estimate.tokens(&self.history);
+                    report.tokens_after = self.estimated_tokens(&self.history);
                     report.turns_after = self.history.len() as u32;
                 }
                 Err(error) => failure = Some(error),
@@ -155,7 +143,7 @@ impl Session {
             let tail_start = self.history.len() - (turns_before as usize - keep_from);
             let cut = cut_long_outputs(&mut self.history[tail_start..], keep_tokens as usize * 4);
             if cut > 0 {
-                report.tokens_after = estimate.tokens(&self.history);
+                report.tokens_after = self.estimated_tokens(&self.history);
                 elided += cut;
             }
         }

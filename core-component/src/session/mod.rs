@@ -236,15 +236,41 @@ impl Session {
         Ok(description)
     }
 
-    /// Adds a response's usage to the input's and the session's totals.
-    pub(super) fn count_usage(&mut self, usage: &crate::llm::Usage) {
+    /// Adds a response's usage to the input's and the session's totals and returns it.
+    pub(super) fn add_usage(&mut self, usage: &crate::llm::Usage) -> agent_protocol::UsageTotals {
         let price = crate::model_catalog::price_of(&self.config.model);
         let totals = crate::usage::request_totals(usage, self.config.protocol, price.as_ref());
         self.input_usage.add(&totals);
         self.session_usage.add(&totals);
+        totals
+    }
+
+    /// Counts a response's usage: the session's totals, and its tree's spending, where it
+    /// takes the place of what [`Self::reserve`] spent for the request.
+    pub(super) fn count_usage(&mut self, usage: &crate::llm::Usage, reserved: agent_protocol::Spending) {
+        let totals = self.add_usage(usage);
         self.ports
             .host
-            .spend(&self.id, agent_protocol::Spending::of(&totals));
+            .spend(&self.id, agent_protocol::Spending::of(&totals), reserved);
+    }
+
+    /// Before a request of an estimated `prompt_tokens`: spends them (at the input price)
+    /// from the tree's budget at once, so that a request cut short (a cancel, a closed
+    /// subagent, a broken stream), whose usage never arrives, still counts its prompt.
+    /// Returns what was spent, for [`Self::count_usage`].
+    pub(super) fn reserve(&self, prompt_tokens: u64) -> agent_protocol::Spending {
+        let price = crate::model_catalog::price_of(&self.config.model);
+        let reserved = agent_protocol::Spending {
+            tokens: prompt_tokens,
+            cost_usd: price.map_or(0.0, |p| prompt_tokens as f64 * p.input / 1e6),
+        };
+        self.ports.host.spend(&self.id, reserved, Default::default());
+        reserved
+    }
+
+    /// Gives a reservation back: its request was refused before anything was generated.
+    fn release(&self, reserved: agent_protocol::Spending) {
+        self.ports.host.spend(&self.id, Default::default(), reserved);
     }
 
     /// What the session's tree has spent by now: the host's total, never below what this
@@ -252,7 +278,7 @@ impl Session {
     pub(super) fn tree_spending(&self) -> agent_protocol::Spending {
         self.ports
             .host
-            .spend(&self.id, agent_protocol::Spending::default())
+            .spend(&self.id, Default::default(), Default::default())
             .max(&agent_protocol::Spending::of(&self.session_usage))
     }
 
@@ -357,6 +383,7 @@ impl Session {
             if let Some(stop) = self.budget_spent() {
                 return Exit::Stopped(stop);
             }
+            let reserved = self.reserve(self.estimated_tokens(&self.history));
             let mut response = self.call_with_retries(|| self.call_model());
             if response
                 .as_ref()
@@ -364,6 +391,8 @@ impl Session {
                 && self.make_room_after_refusal()
             {
                 if let Some(stop) = self.budget_spent() {
+                    // Refused as too long: nothing was generated, nothing billed.
+                    self.release(reserved);
                     return Exit::Stopped(stop);
                 }
                 // Once per refusal: the provider's count decides whether it fits now.
@@ -374,7 +403,15 @@ impl Session {
                 Err(error) if error.kind == ErrorKind::Cancelled => {
                     return Exit::Stopped(self.interruption().unwrap_or(StopReason::Cancelled));
                 }
-                Err(error) => return Exit::Failed(error),
+                Err(error) => {
+                    // Refused with an error status (authentication, a bad request, rate
+                    // limits once retries are spent): nothing was generated, nothing billed.
+                    // A stream that broke mid-answer keeps its reservation.
+                    if error.status.is_some_and(|status| status >= 400) {
+                        self.release(reserved);
+                    }
+                    return Exit::Failed(error);
+                }
             };
             self.total_turns += 1;
             let text = response.message.text();
@@ -387,7 +424,7 @@ impl Session {
                 finish_reason: response.finish_reason,
             });
             let usage = response.usage;
-            self.count_usage(&usage);
+            self.count_usage(&usage, reserved);
             self.append(Turn::Assistant {
                 message: response.message,
                 usage,

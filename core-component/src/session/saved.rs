@@ -56,7 +56,10 @@ impl Session {
             SessionState::Processing => SessionState::Idle,
             other => other,
         };
-        Ok(Self::from_snapshot(snap, state, ports))
+        let spent = Self::saved_spending(&snap);
+        let session = Self::from_snapshot(snap, state, ports);
+        session.seed_spending(spent);
+        Ok(session)
     }
 
     /// Reopens a saved session: its last snapshot, then the history entries journaled after
@@ -68,6 +71,7 @@ impl Session {
         if let Some(model) = &request.model {
             snap.config.model = model.clone();
         }
+        let mut spent = Self::saved_spending(&snap);
         let mut session = Self::from_snapshot(snap, SessionState::Idle, ports);
         let mut pending: Vec<ToolResult> = Vec::new();
         for (n, text) in request.journal.iter().enumerate() {
@@ -90,7 +94,7 @@ impl Session {
                 HistoryEntry::Append { index, turn } if index == next => {
                     if let Turn::Assistant { usage, .. } = &turn {
                         session.total_turns += 1;
-                        session.count_usage(usage);
+                        spent.add(agent_protocol::Spending::of(&session.add_usage(usage)));
                     }
                     pending.clear();
                     session.history.push(turn);
@@ -103,6 +107,7 @@ impl Session {
             }
         }
         session.close_open_round(pending);
+        session.seed_spending(spent);
         if let Some(more) = request.more_turns {
             session.config.limits.max_turns = if more == 0 {
                 0
@@ -148,17 +153,27 @@ impl Session {
         session.loop_detector = snap.loop_detector;
         session.context_warned = snap.context_warned;
         session.session_usage = snap.session_usage;
-        // A fresh host knows nothing of what the tree spent before: tell it, once (a host
-        // that already holds as much is told nothing).
-        let saved = snap
-            .tree_spent
-            .unwrap_or_else(|| agent_protocol::Spending::of(&snap.session_usage));
-        let known = session.ports.host.spend(&session.id, Default::default());
-        let missing = saved.beyond(&known);
-        if missing != agent_protocol::Spending::default() {
-            session.ports.host.spend(&session.id, missing);
-        }
         session
+    }
+
+    /// What the tree had spent when `snap` was taken (older snapshots: the session alone).
+    fn saved_spending(snap: &Snapshot) -> agent_protocol::Spending {
+        snap.tree_spent
+            .unwrap_or_else(|| agent_protocol::Spending::of(&snap.session_usage))
+    }
+
+    /// Tells the host what the tree has spent by `spent`, as far as it does not know it yet:
+    /// a fresh host learns all of it, a host that kept the tree's total (an instance
+    /// restarted in the same process) nothing twice.
+    fn seed_spending(&self, spent: agent_protocol::Spending) {
+        let known = self
+            .ports
+            .host
+            .spend(&self.id, Default::default(), Default::default());
+        let missing = spent.beyond(&known);
+        if missing != agent_protocol::Spending::default() {
+            self.ports.host.spend(&self.id, missing, Default::default());
+        }
     }
 
     pub fn snapshot(&self) -> String {

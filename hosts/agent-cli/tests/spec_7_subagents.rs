@@ -263,35 +263,47 @@ async fn send_input_steers_a_running_child_and_gives_a_finished_one_new_work() {
     assert!(child_requests[2].contains("Now count to four"));
 }
 
-/// Issue 22: a budget bounds the session and its subagents together. The parent alone
-/// spends 209 tokens and its child alone 201, each under the 250 budget; together they pass
-/// it, so the child stops short of its answer and the parent before its last request,
-/// whichever of them gets there first.
+/// Issue 22: a budget bounds the session and its subagents together. Every reply reports
+/// 20,042 tokens (more than the estimate each request reserves, so the reported figures
+/// decide). Alone, the parent and its child would each spend 40,084 before their third
+/// request, under the 50,000 budget, and answer; together they pass it, so neither sends its
+/// third request, however their requests interleave (the parent checks after its wait, once
+/// the child is done; the child's third check comes after the parent's first request and
+/// its own two).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_budget_bounds_the_parent_and_its_subagents_together() {
     let work = tempfile::tempdir().unwrap();
-    let shaped = Shape {
-        input_tokens: 100,
-        ..Shape::API
+    let shaped = |blocks: &[scripted_llm::anthropic::Block]| {
+        message_shaped(
+            blocks,
+            Shape {
+                input_tokens: 20_000,
+                ..Shape::API
+            },
+        )
     };
     let server = serve(
         vec![
-            message_shaped(
-                &[tool_use("s1", "spawn_agent", json!({"task": "Look around"}))],
-                shaped,
-            ),
-            message(&[tool_use("w1", "wait", json!({"agent_id": "agent-1"}))]),
-            message(&[text("Never sent: the budget is spent.")]),
+            shaped(&[tool_use("s1", "spawn_agent", json!({"task": "Look around"}))]),
+            shaped(&[tool_use("w1", "wait", json!({"agent_id": "agent-1"}))]),
+            shaped(&[text("Never sent: the budget is spent.")]),
         ],
         vec![
-            message(&[tool_use("c1", "shell", json!({"command": "true"}))]),
-            message(&[tool_use("c2", "shell", json!({"command": "true"}))]),
-            message(&[text("Never sent either.")]),
+            shaped(&[tool_use("c1", "shell", json!({"command": "true"}))]),
+            shaped(&[tool_use("c2", "shell", json!({"command": "true"}))]),
+            shaped(&[text("Never sent either.")]),
         ],
     )
     .await;
     let output = agent_host()
-        .args(["run", "Split the work", "--json", "--max-tokens", "250", "--cwd"])
+        .args([
+            "run",
+            "Split the work",
+            "--json",
+            "--max-tokens",
+            "50000",
+            "--cwd",
+        ])
         .arg(work.path())
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .output()
@@ -312,14 +324,17 @@ async fn a_token_budget_bounds_the_parent_and_its_subagents_together() {
     let parent = limits(None);
     assert_eq!(parent.len(), 1, "{events:#?}");
     assert_eq!(parent[0]["data"]["limit"], "max_session_tokens");
-    assert!(parent[0]["data"]["value"].as_u64().unwrap() >= 250);
-    assert_eq!(limits(Some("agent-1")).len(), 1, "the child stopped too");
+    assert!(parent[0]["data"]["value"].as_u64().unwrap() >= 50_000);
     let requests = server.requests();
     let (children, parents): (Vec<_>, Vec<_>) = requests.iter().partition(|r| r.body.contains(CHILD_MARKER));
-    assert_eq!(parents.len(), 2, "the parent's last request was never sent");
     assert!(
-        (1..=2).contains(&children.len()),
-        "{} child requests",
+        (1..=2).contains(&parents.len()),
+        "the parent's last request was never sent: {}",
+        parents.len()
+    );
+    assert!(
+        children.len() <= 2,
+        "the child's last request was never sent: {}",
         children.len()
     );
 }

@@ -18,6 +18,26 @@ export const DEFAULT_LIMITS = Object.freeze(
 
 const PROVIDERS = Object.keys(PROTOCOL_OF);
 
+/** How failed LLM requests are retried when `retry` leaves a part out (as the native host). */
+export const DEFAULT_RETRY = Object.freeze(
+  Object.fromEntries(Object.entries(defaults.retry).map(([name, value]) => [camel(name), value])),
+);
+
+/** `retry` with the missing parts from the defaults; a part that is not a whole number is named. */
+function retrySettings(retry) {
+  const merged = { ...DEFAULT_RETRY, ...retry };
+  for (const [name, value] of Object.entries(merged)) {
+    if (!Number.isInteger(value) || value < 0) {
+      throw new Error(`retry.${name}: ${JSON.stringify(value)} is not a whole number of 0 or more`);
+    }
+  }
+  return {
+    maxRetries: merged.maxRetries,
+    baseDelayMs: BigInt(merged.baseDelayMs),
+    maxDelayMs: BigInt(merged.maxDelayMs),
+  };
+}
+
 /**
  * Builds the WIT `session-config` record from friendly options (plain numbers, tools with
  * object schemas). Unknown providers are refused here with the list of known ones.
@@ -57,10 +77,6 @@ export function sessionConfig(options = {}) {
     parallelToolCalls: options.parallelToolCalls,
     imageInput: options.imageInput,
     knowledgeCutoff: options.knowledgeCutoff,
-    retry: options.retry && {
-      maxRetries: options.retry.maxRetries,
-      baseDelayMs: BigInt(options.retry.baseDelayMs),
-      maxDelayMs: BigInt(options.retry.maxDelayMs),
-    },
+    retry: options.retry && retrySettings(options.retry),
   };
 }

@@ -123,9 +123,9 @@ export interface SessionConfigOptions {
   /**
    * How failed LLM requests (network errors, rate limits, overloaded or failing servers) are
    * retried: doubling waits with jitter from `baseDelayMs`, never above `maxDelayMs` (at most
-   * 600000); at most 20 retries. Unset: 2 retries from 1 s up to 60 s.
+   * 600000); at most 20 retries. Unset (or a part left out): 2 retries from 1 s up to 60 s.
    */
-  retry?: { maxRetries: number; baseDelayMs: number; maxDelayMs: number };
+  retry?: { maxRetries?: number; baseDelayMs?: number; maxDelayMs?: number };
 }
 
 export interface ApprovalRequest {

@@ -350,7 +350,7 @@ export class AgentSession {
       subagentSend: (agentId, message) => this.#subagents.send(agentId, message),
       subagentWait: (agentId) => this.#subagents.wait(agentId),
       subagentClose: (agentId) => this.#subagents.close(agentId),
-      spend: (_sessionId, amount) => this.#spending.spend(amount),
+      spend: (_sessionId, amount, released) => this.#spending.spend(amount, released),
     };
   }
 

@@ -9,10 +9,16 @@ export class SpendingLedger {
   #tokens = 0n;
   #costUsd = 0;
 
-  /** `session-host.spend`: adds `amount` ({tokens: bigint, costUsd: number}), returns the total. */
-  spend(amount) {
+  /**
+   * `session-host.spend`: adds `amount` ({tokens: bigint, costUsd: number}), takes `released`
+   * away (a settled reservation, never below zero), returns the total.
+   */
+  spend(amount, released) {
     this.#tokens += BigInt(amount.tokens);
     this.#costUsd += Math.max(0, Number(amount.costUsd) || 0);
+    const tokens = this.#tokens - BigInt(released.tokens);
+    this.#tokens = tokens > 0n ? tokens : 0n;
+    this.#costUsd = Math.max(0, this.#costUsd - Math.max(0, Number(released.costUsd) || 0));
     return { tokens: this.#tokens, costUsd: this.#costUsd };
   }
 

@@ -177,20 +177,22 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
   });
 
   test('a token budget bounds the session and its subagents together', async () => {
-    // Each scripted reply reports 67 tokens. Alone, the parent and the child would each stay
-    // under 200 and answer; together they pass it, so neither sends its third request.
+    // Each reply reports 20,042 tokens (more than the estimate each request reserves). Alone,
+    // the parent and the child would each stay under 50,000 and answer; together they pass
+    // it, so neither sends its third request, however their requests interleave.
+    const big = (blocks) => ({ blocks, input_tokens: 20000 });
     const server = await startScriptedServer({
       anthropic: [
-        [tool('p1', 'spawn_agent', { task: 'Write two notes.' })],
-        [tool('p2', 'wait', { agent_id: 'agent-1' })],
-        [text('Never sent: the budget is spent.')],
+        big([tool('p1', 'spawn_agent', { task: 'Write two notes.' })]),
+        big([tool('p2', 'wait', { agent_id: 'agent-1' })]),
+        big([text('Never sent: the budget is spent.')]),
       ],
       routes: [{
         marker: '<subagent>',
         anthropic: [
-          [tool('c1', 'write_file', { file_path: 'a.md', content: 'a\n' })],
-          [tool('c2', 'write_file', { file_path: 'b.md', content: 'b\n' })],
-          [text('Never sent either.')],
+          big([tool('c1', 'write_file', { file_path: 'a.md', content: 'a\n' })]),
+          big([tool('c2', 'write_file', { file_path: 'b.md', content: 'b\n' })]),
+          big([text('Never sent either.')]),
         ],
       }],
     });
@@ -199,7 +201,7 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
       const session = await AgentSession.open({
         workspace: new MemoryWorkspace(),
         endpoints: { local: { baseUrl: url } },
-        config: { endpoint: 'local', limits: { maxSessionTokens: 200 } },
+        config: { endpoint: 'local', limits: { maxSessionTokens: 50000 } },
       });
       const limits = [];
       session.on((e) => e.kind === 'TURN_LIMIT' && limits.push(`${e.agentId ?? 'parent'} ${e.data.limit}`));
@@ -209,12 +211,14 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
       return { outcome, limits, spent };
     }, server.url);
     assert.equal(result.outcome.stopReason, 'turn-limit');
-    assert.deepEqual(result.limits.sort(), ['agent-1 max_session_tokens', 'parent max_session_tokens']);
-    assert.ok(result.spent.tokens >= 200, JSON.stringify(result.spent));
+    // The parent stops at the latest after its wait; a child closed with it may stop first.
+    assert.ok(result.limits.includes('parent max_session_tokens'), result.limits.join('\n'));
+    assert.ok(result.spent.tokens >= 50000, JSON.stringify(result.spent));
     const requests = await server.stop();
     const children = requests.filter((r) => r.body.includes('<subagent>'));
-    assert.equal(requests.length - children.length, 2, 'the parent never sent its third request');
-    assert.ok(children.length >= 1 && children.length <= 2, `${children.length} child requests`);
+    const parents = requests.length - children.length;
+    assert.ok(parents >= 1 && parents <= 2, `the parent never sent its third request: ${parents}`);
+    assert.ok(children.length <= 2, `the child never sent its third request: ${children.length}`);
   });
 
   test('compact() summarises the older turns, emits COMPACTION, and the next request starts from the summary', async () => {

@@ -47,6 +47,8 @@ test('options map to the WIT record: u64 as BigInt, tools with JSON schemas', ()
   assert.equal(config.providerOptionsJson, '{"temperature":0}');
   assert.deepEqual(config.retry, { maxRetries: 5, baseDelayMs: 250n, maxDelayMs: 8000n });
   assert.equal(sessionConfig().retry, undefined, 'unset, the core keeps its defaults');
+  assert.deepEqual(sessionConfig({ retry: { maxRetries: 0 } }).retry, { maxRetries: 0, baseDelayMs: 1000n, maxDelayMs: 60000n });
+  assert.throws(() => sessionConfig({ retry: { maxDelayMs: '1s' } }), /retry.maxDelayMs: "1s" is not a whole number/);
   assert.deepEqual(config.hostTools, [
     { name: 'lookup', description: 'Looks up', parametersJson: '{"type":"object","properties":{"q":{"type":"string"}}}' },
   ]);

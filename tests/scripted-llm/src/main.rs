@@ -4,7 +4,8 @@
 //! A script file is either a raw `Script` (`{"replies": [...]}`) or, more conveniently,
 //! `{"anthropic": [[block, ...], ...]}` (or `"chat_completions"`): one streamed message per
 //! entry in that protocol. An entry may also be `{"blocks": [...], "delay_ms": N}` to pause N
-//! ms before each piece of that message (a slow model, for steering and stopping).
+//! ms before each piece of that message (a slow model, for steering and stopping), and, for
+//! Anthropic, `"input_tokens": N` to report N prompt tokens (budgets).
 //! `"routes": [{"marker": "...", "anthropic": [...]}]` gives the requests whose body contains
 //! the marker (e.g. a subagent's prompt section) their own replies.
 
@@ -69,9 +70,11 @@ struct BlockRoute {
 #[serde(untagged)]
 enum Message {
     Blocks(Vec<scripted_llm::anthropic::Block>),
-    Slow {
+    Detailed {
         blocks: Vec<scripted_llm::anthropic::Block>,
+        #[serde(default)]
         delay_ms: u64,
+        input_tokens: Option<u64>,
     },
 }
 
@@ -82,10 +85,26 @@ impl Message {
     ) -> scripted_llm::Reply {
         match self {
             Message::Blocks(blocks) => protocol(blocks),
-            Message::Slow { blocks, delay_ms } => scripted_llm::Reply {
-                delay_ms: *delay_ms,
-                ..protocol(blocks)
-            },
+            Message::Detailed {
+                blocks,
+                delay_ms,
+                input_tokens,
+            } => {
+                let reply = match input_tokens {
+                    Some(input_tokens) => scripted_llm::anthropic::message_shaped(
+                        blocks,
+                        scripted_llm::anthropic::Shape {
+                            input_tokens: *input_tokens,
+                            ..scripted_llm::anthropic::Shape::API
+                        },
+                    ),
+                    None => protocol(blocks),
+                };
+                scripted_llm::Reply {
+                    delay_ms: *delay_ms,
+                    ..reply
+                }
+            }
         }
     }
 }
@@ -98,6 +117,17 @@ fn parse_script(text: &str) -> anyhow::Result<(Script, Vec<Route>)> {
             .anthropic
             .iter()
             .map(|m| m.reply(scripted_llm::anthropic::message));
+        if script.chat_completions.iter().any(|m| {
+            matches!(
+                m,
+                Message::Detailed {
+                    input_tokens: Some(_),
+                    ..
+                }
+            )
+        }) {
+            anyhow::bail!("input_tokens is only for anthropic messages");
+        }
         let chat = script
             .chat_completions
             .iter()

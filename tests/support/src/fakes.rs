@@ -550,10 +550,14 @@ impl SessionHost for RecordingHost {
         self.closed_subagents.borrow_mut().push(agent_id.to_string());
         Ok(())
     }
-    fn spend(&self, _: &str, amount: agent_core::protocol::Spending) -> agent_core::protocol::Spending {
+    fn spend(
+        &self,
+        _: &str,
+        amount: agent_core::protocol::Spending,
+        released: agent_core::protocol::Spending,
+    ) -> agent_core::protocol::Spending {
         let mut total = self.spending.get();
-        total.add(amount);
-        self.spending.set(total);
+        self.spending.set(total.spend(amount, released));
         total
     }
 }

@@ -108,10 +108,14 @@ impl SessionHost for QuietHost {
     fn subagent_close(&self, _: &str) -> Result<(), String> {
         Err(NO_SUBAGENTS.to_string())
     }
-    fn spend(&self, _: &str, amount: agent_core::protocol::Spending) -> agent_core::protocol::Spending {
+    fn spend(
+        &self,
+        _: &str,
+        amount: agent_core::protocol::Spending,
+        released: agent_core::protocol::Spending,
+    ) -> agent_core::protocol::Spending {
         let mut total = self.spending.get();
-        total.add(amount);
-        self.spending.set(total);
+        self.spending.set(total.spend(amount, released));
         total
     }
 }

@@ -32,7 +32,7 @@ pub async fn run(
             .ok_or_else(|| TransportError::Connect(format!("no reply scripted for request {}", index + 1)))?;
         Ok(InProcessReply::event_stream(chunks.iter().cloned()))
     }));
-    let config = agent_host::config::session_config("anthropic", super::MODEL);
+    let config = super::session_config();
     let env: Arc<dyn agent_host::Environment> = Arc::new(LocalEnvironment::new(dir)?);
     let (mut session, mut events) = runtime.start_session(config, env).await?;
     let counted = Arc::new(AtomicUsize::new(0));

@@ -3,11 +3,11 @@
 //! replies from memory), with no component boundary in between.
 
 use super::script::{RunResult, Timeline};
+use agent_core::Session;
 use agent_core::ports::{
     self, ByteRange, DirEntry, FileStat, FsError, GrepMatch, GrepOptions, HttpRequest, HttpResponse, Ports,
     Process, SpawnError, SpawnRequest, TransportError,
 };
-use agent_core::{Session, SessionConfig};
 use agent_host::LocalEnvironment;
 use agent_test_support::quiet::{NoHostTools, QuietHost};
 use std::collections::VecDeque;
@@ -28,7 +28,7 @@ pub fn run(dir: &Path, replies: &[Vec<String>], prompt: &str) -> anyhow::Result<
         host: host.clone(),
         host_tools: Rc::new(NoHostTools),
     };
-    let mut session = Session::new(SessionConfig::new("anthropic", super::MODEL), ports);
+    let mut session = Session::new(super::session_config(), ports);
     let outcome = session
         .submit(prompt)
         .map_err(|e| anyhow::anyhow!("native session: {e}"))?;

@@ -68,8 +68,8 @@ pub struct Settings {
     pub endpoints: Endpoints,
     pub endpoint_sources: BTreeMap<String, EndpointSources>,
     /// The retry settings of endpoints whose `[endpoints.NAME]` sets any (the others
-    /// retry as `RetrySettings::default`), with where the first part set comes from.
-    pub endpoint_retry: BTreeMap<String, Sourced<RetrySettings>>,
+    /// retry as `RetrySettings::default`).
+    pub endpoint_retry: BTreeMap<String, EndpointRetry>,
     /// `[[tools]]` (project file) and `[plugins]` (project file, else user file).
     pub agent: AgentConfig,
     pub plugins_source: Source,
@@ -450,40 +450,67 @@ fn endpoint_sections<'a>(files: &[Option<&'a FileLayer>; 2]) -> Vec<(&'a String,
         .collect()
 }
 
+/// An endpoint's retry settings, each part with where it comes from.
+#[derive(Debug, Clone)]
+pub struct EndpointRetry {
+    pub max_retries: Sourced<u32>,
+    pub base_delay_ms: Sourced<u64>,
+    pub max_delay_ms: Sourced<u64>,
+}
+
+impl EndpointRetry {
+    pub fn settings(&self) -> RetrySettings {
+        RetrySettings {
+            max_retries: self.max_retries.value,
+            base_delay_ms: self.base_delay_ms.value,
+            max_delay_ms: self.max_delay_ms.value,
+        }
+    }
+}
+
+impl Default for EndpointRetry {
+    fn default() -> Self {
+        let defaults = RetrySettings::default();
+        Self {
+            max_retries: Sourced::default_value(defaults.max_retries),
+            base_delay_ms: Sourced::default_value(defaults.base_delay_ms),
+            max_delay_ms: Sourced::default_value(defaults.max_delay_ms),
+        }
+    }
+}
+
 /// The retry settings of each endpoint a file's `[endpoints.NAME]` gives any of
 /// `max_retries`, `retry_base_delay_ms` and `retry_max_delay_ms`: each part from the project
 /// file, else the user file, else the default; checked against the bounds.
-fn merge_retry(files: &[Option<&FileLayer>; 2]) -> Result<BTreeMap<String, Sourced<RetrySettings>>, String> {
+fn merge_retry(files: &[Option<&FileLayer>; 2]) -> Result<BTreeMap<String, EndpointRetry>, String> {
     let mut retry = BTreeMap::new();
     for (name, sections) in endpoint_sections(files) {
         let max_retries = sections.iter().find_map(|s| s.max_retries.clone());
         let base = sections.iter().find_map(|s| s.retry_base_delay_ms.clone());
         let cap = sections.iter().find_map(|s| s.retry_max_delay_ms.clone());
-        let Some(source) = [
-            max_retries.as_ref().map(|v| &v.source),
-            base.as_ref().map(|v| &v.source),
-            cap.as_ref().map(|v| &v.source),
-        ]
-        .into_iter()
-        .flatten()
-        .next()
-        .cloned() else {
+        if max_retries.is_none() && base.is_none() && cap.is_none() {
             continue;
+        }
+        let defaults = EndpointRetry::default();
+        let merged = EndpointRetry {
+            max_retries: max_retries.unwrap_or(defaults.max_retries),
+            base_delay_ms: base.unwrap_or(defaults.base_delay_ms),
+            max_delay_ms: cap.unwrap_or(defaults.max_delay_ms),
         };
-        let defaults = RetrySettings::default();
-        let settings = RetrySettings {
-            max_retries: max_retries.map_or(defaults.max_retries, |v| v.value),
-            base_delay_ms: base.map_or(defaults.base_delay_ms, |v| v.value),
-            max_delay_ms: cap.map_or(defaults.max_delay_ms, |v| v.value),
-        };
-        settings.validate().map_err(|e| {
-            let e = e
-                .replace("retry.max-retries", "max_retries")
-                .replace("retry.base-delay-ms", "retry_base_delay_ms")
-                .replace("retry.max-delay-ms", "retry_max_delay_ms");
-            format!("{source}: endpoints.{name}.{e}")
-        })?;
-        retry.insert(name.clone(), Sourced::new(settings, source));
+        let key = |part: &str| format!("endpoints.{name}.{part}");
+        let names = [
+            key("max_retries"),
+            key("retry_base_delay_ms"),
+            key("retry_max_delay_ms"),
+        ];
+        merged
+            .settings()
+            .validate([&names[0], &names[1], &names[2]])
+            .map_err(|e| match sections.first() {
+                Some(section) => format!("{}: {e}", section.at),
+                None => e,
+            })?;
+        retry.insert(name.clone(), merged);
     }
     Ok(retry)
 }

@@ -67,7 +67,10 @@ impl Settings {
         let mut config = SessionConfig::new(target.profile, &target.model);
         config.endpoint = target.provider.clone();
         config.protocol = target.protocol;
-        config.retry = self.endpoint_retry.get(&target.provider).map(|r| r.value);
+        config.retry = self
+            .endpoint_retry
+            .get(&target.provider)
+            .map(|retry| retry.settings());
         self.apply(&mut config);
         config
     }

@@ -6,7 +6,6 @@ use crate::config::file::{effort_name, protocol_name};
 use crate::config::merge::Settings;
 use crate::config::source::{Source, Sourced};
 use crate::environments::env_vars::EnvPolicy;
-use agent_protocol::RetrySettings;
 use serde_json::{Value, json};
 
 /// One effective value.
@@ -110,11 +109,7 @@ impl Settings {
                 continue;
             };
             let key = |part: &str| format!("endpoints.{name}.{part}");
-            let retry = self
-                .endpoint_retry
-                .get(&name)
-                .cloned()
-                .unwrap_or_else(|| Sourced::default_value(RetrySettings::default()));
+            let retry = self.endpoint_retry.get(&name).cloned().unwrap_or_default();
             let key_source = match &endpoint.api_key {
                 Some(_) => Source::env(&endpoint.key_var),
                 None => Source::Default,
@@ -131,17 +126,9 @@ impl Settings {
                     &sources.protocol,
                 ),
                 entry(&key("api_key_env"), endpoint.key_var.as_str(), &sources.key_var),
-                entry(&key("max_retries"), retry.value.max_retries, &retry.source),
-                entry(
-                    &key("retry_base_delay_ms"),
-                    retry.value.base_delay_ms,
-                    &retry.source,
-                ),
-                entry(
-                    &key("retry_max_delay_ms"),
-                    retry.value.max_delay_ms,
-                    &retry.source,
-                ),
+                sourced(&key("max_retries"), &retry.max_retries),
+                sourced(&key("retry_base_delay_ms"), &retry.base_delay_ms),
+                sourced(&key("retry_max_delay_ms"), &retry.max_delay_ms),
                 entry(
                     &key("api_key"),
                     json!(if endpoint.api_key.is_some() {

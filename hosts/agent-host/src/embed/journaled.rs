@@ -127,6 +127,7 @@ impl Journaled {
             control: None,
             history: Some(Arc::new(JournalSink(journal.clone()))),
             subagent_config: subagent_config.clone(),
+            spending: None,
         };
         let (mut session, events) = runtime
             .resume_session(&request, env.clone(), options)
@@ -312,6 +313,7 @@ impl Journaled {
             control: Some(self.session.controller()),
             history: Some(Arc::new(JournalSink(self.journal.clone()))),
             subagent_config: subagent_config.clone(),
+            spending: Some(self.session.spending_ledger()),
         };
         let (mut session, events) = self
             .runtime

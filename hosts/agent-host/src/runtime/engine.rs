@@ -129,7 +129,7 @@ impl AgentRuntime {
         state.tools = Arc::new(self.tools.clone());
         state.approvals = self.approvals.for_session();
         state.history = options.history.clone();
-        if let Some(spending) = &self.spending {
+        if let Some(spending) = options.spending.as_ref().or(self.spending.as_ref()) {
             state.spending = spending.clone();
         }
         let mut store = Store::new(&self.engine, state);
@@ -258,6 +258,9 @@ pub struct InstanceOptions {
     pub history: Option<Arc<dyn HistorySink>>,
     /// The configuration a resumed session's subagents start from; `None`: no subagents.
     pub subagent_config: Option<SessionConfig>,
+    /// The spending total to keep (a restarted instance keeps its predecessor's, so that
+    /// what its subagents spent still counts); `None`: the runtime's (a new one for a root).
+    pub spending: Option<Arc<SpendingLedger>>,
 }
 
 /// The engine's settings. `AGENT_HOST_PERFMAP=1` writes `/tmp/perf-PID.map`, so that

@@ -71,6 +71,11 @@ impl AgentSession {
         self.store.data().spending.total()
     }
 
+    /// The total itself, for an instance that takes this one's place.
+    pub(crate) fn spending_ledger(&self) -> Arc<crate::session_host::SpendingLedger> {
+        self.store.data().spending.clone()
+    }
+
     pub async fn history_json(&mut self) -> anyhow::Result<String> {
         self.instance.history_json(&mut self.store, self.session).await
     }

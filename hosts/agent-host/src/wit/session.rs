@@ -116,11 +116,17 @@ impl sh::Host for HostState {
         Ok(HostState::subagent_close(self, &agent_id).await)
     }
 
-    async fn spend(&mut self, _session_id: String, amount: sh::Spending) -> Result<sh::Spending> {
-        let total = self.spending.spend(agent_protocol::Spending {
-            tokens: amount.tokens,
-            cost_usd: amount.cost_usd,
-        });
+    async fn spend(
+        &mut self,
+        _session_id: String,
+        amount: sh::Spending,
+        released: sh::Spending,
+    ) -> Result<sh::Spending> {
+        let ours = |s: sh::Spending| agent_protocol::Spending {
+            tokens: s.tokens,
+            cost_usd: s.cost_usd,
+        };
+        let total = self.spending.spend(ours(amount), ours(released));
         Ok(sh::Spending {
             tokens: total.tokens,
             cost_usd: total.cost_usd,
