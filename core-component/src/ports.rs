@@ -50,7 +50,11 @@ pub trait HttpResponse {
 
 /// HTTP to LLM endpoints (`llm-transport`).
 pub trait Transport {
-    fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError>;
+    /// Sends `request`. The caller keeps it, to reuse its body's buffer for the next request
+    /// (a body is the whole conversation: a fresh buffer each turn was most of the
+    /// component's allocation); a transport may take parts of it while it sends, and puts
+    /// the body back.
+    fn send(&self, request: &mut HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError>;
 }
 
 /// Events out, control in (`session-host`), plus the clock and randomness the core needs.

@@ -39,10 +39,9 @@ pub struct Family {
     /// gemini-cli also lists directories and reads several files at once. Every family
     /// delegates the same way (spec 7).
     pub tools: &'static [Builtin],
-    /// Its base prompt, in the terms of its reference agent's tools (spec 6.2).
+    /// Its base prompt, in the terms of its reference agent's tools (spec 6.2). (Its
+    /// instruction files are agent-protocol's, which hosts read too.)
     pub prompt: &'static str,
-    /// The instruction file read besides AGENTS.md (spec 6.5).
-    pub instruction_file: &'static str,
 }
 
 pub const FAMILIES: [Family; 3] = [
@@ -58,7 +57,6 @@ pub const FAMILIES: [Family; 3] = [
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/anthropic.md"),
-        instruction_file: "CLAUDE.md",
     },
     Family {
         family: ProviderFamily::Openai,
@@ -72,7 +70,6 @@ pub const FAMILIES: [Family; 3] = [
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/openai.md"),
-        instruction_file: ".codex/instructions.md",
     },
     Family {
         family: ProviderFamily::Gemini,
@@ -88,7 +85,6 @@ pub const FAMILIES: [Family; 3] = [
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/gemini.md"),
-        instruction_file: "GEMINI.md",
     },
 ];
 
@@ -185,8 +181,9 @@ impl Profile {
         }
     }
 
-    pub fn tools(&self) -> Vec<ToolDefinition> {
-        self.registry.definitions()
+    /// The tools' definitions, in the order offered.
+    pub fn tools(&self) -> Vec<&ToolDefinition> {
+        self.registry.tools().map(|t| &t.definition).collect()
     }
 
     /// The model's name for people: the catalog's display name and the id, or the id.

@@ -25,9 +25,11 @@ pub struct PromptContext {
     pub project_docs: Vec<(String, String)>,
 }
 
-/// Gathers the context for a session whose profile reads `instruction_file` besides
-/// AGENTS.md.
-pub fn gather(env: &dyn Environment, instruction_file: &str) -> PromptContext {
+/// Gathers the context for a session whose profile reads `instruction_files` in each folder
+/// from the repository root (or the working directory) down to the working directory. A
+/// host that confines the session to a folder below the repository root still shows these
+/// files, and the repository's `.git/HEAD`, read-only (agent-host's `project_view.rs`).
+pub fn gather(env: &dyn Environment, instruction_files: [&str; 2]) -> PromptContext {
     let cwd = env.working_directory();
     let ancestors = ancestors(&cwd);
     let git_root = ancestors
@@ -44,7 +46,7 @@ pub fn gather(env: &dyn Environment, instruction_file: &str) -> PromptContext {
     let mut docs = Vec::new();
     let mut used = 0;
     'dirs: for dir in dirs {
-        for name in ["AGENTS.md", instruction_file] {
+        for name in instruction_files.into_iter().filter(|name| !name.is_empty()) {
             let path = join(dir, name);
             let Ok(bytes) = env.read_file(&path, None) else {
                 continue;
@@ -67,7 +69,7 @@ pub fn gather(env: &dyn Environment, instruction_file: &str) -> PromptContext {
         }
     }
     PromptContext {
-        git: git_root.map(|root| git_snapshot(env, root)),
+        git: git_root.map(|root| git_snapshot(env, root, &cwd)),
         project_docs: docs,
     }
 }
@@ -124,8 +126,10 @@ const NO_FILTERS: &str = "export GIT_NO_LAZY_FETCH=1 GIT_ALLOW_PROTOCOL=none GIT
     export GIT_CONFIG_COUNT=$n; ";
 
 /// Branch from `.git/HEAD`; changes and recent commits from git itself when the
-/// environment can run it (a browser cannot: those are left out).
-fn git_snapshot(env: &dyn Environment, root: String) -> GitSnapshot {
+/// environment can run it (a browser cannot: those are left out). git runs in the working
+/// directory, which may be below the root: it finds the repository itself, and a session
+/// confined to a subfolder may not start commands anywhere else.
+fn git_snapshot(env: &dyn Environment, root: String, cwd: &str) -> GitSnapshot {
     let branch = env
         .read_file(&join(&root, ".git/HEAD"), None)
         .ok()
@@ -145,7 +149,7 @@ fn git_snapshot(env: &dyn Environment, root: String) -> GitSnapshot {
     );
     let Ok(mut process) = env.spawn(SpawnRequest {
         command: script,
-        working_dir: Some(root),
+        working_dir: Some(cwd.to_string()),
         timeout_ms: 5_000,
         env: Vec::new(),
     }) else {

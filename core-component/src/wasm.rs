@@ -195,16 +195,21 @@ impl ports::HttpResponse for Response {
 struct Transport;
 
 impl ports::Transport for Transport {
-    fn send(&self, r: ports::HttpRequest) -> Result<Box<dyn ports::HttpResponse>, ports::TransportError> {
+    fn send(
+        &self,
+        r: &mut ports::HttpRequest,
+    ) -> Result<Box<dyn ports::HttpResponse>, ports::TransportError> {
         let request = lt::HttpRequest {
-            endpoint: r.endpoint,
-            method: r.method,
-            path: r.path,
-            headers: r.headers,
-            body: r.body,
+            endpoint: r.endpoint.clone(),
+            method: r.method.clone(),
+            path: r.path.clone(),
+            headers: r.headers.clone(),
+            body: std::mem::take(&mut r.body),
             timeout_ms: r.timeout_ms,
         };
-        match lt::send(&request) {
+        let sent = lt::send(&request);
+        r.body = request.body;
+        match sent {
             Ok(response) => Ok(Box::new(Response(response))),
             Err(e) => Err(transport_error(e)),
         }

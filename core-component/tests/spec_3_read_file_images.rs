@@ -6,7 +6,8 @@
 mod common;
 
 use agent_core::llm::{
-    ContentPart, ImageData, Message, Request, Role, anthropic, chat_completions, gemini, openai_responses,
+    ContentPart, ImageData, Message, MessageView, Request, Role, anthropic, chat_completions, gemini,
+    openai_responses,
 };
 use agent_core::{EventKind, SessionConfig};
 use agent_test_support::fakes::FakeEnv;
@@ -107,45 +108,56 @@ fn an_image_too_large_to_send_is_refused_with_its_size() {
 }
 
 /// A conversation whose last message carries a tool result with an image.
-fn request_with_image() -> Request {
+fn conversation_with_image() -> Vec<Message> {
+    vec![
+        Message::user_text("look"),
+        Message {
+            role: Role::Assistant,
+            parts: vec![ContentPart::ToolCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: json!({"file_path": "shot.png"}),
+                signature: None,
+            }],
+        },
+        Message {
+            role: Role::User,
+            parts: vec![ContentPart::ToolResult {
+                tool_call_id: "call_1".into(),
+                content: "Image shot.png (image/png, 70 bytes) is attached.".into(),
+                is_error: false,
+                images: vec![ImageData {
+                    media_type: "image/png".into(),
+                    data_base64: b64(PIXEL_PNG),
+                }],
+            }],
+        },
+    ]
+}
+
+fn request_of(messages: &[Message]) -> Request<'_> {
     Request {
         cache_key: None,
-        model: "m".into(),
-        system: "s".into(),
-        messages: vec![
-            Message::user_text("look"),
-            Message {
-                role: Role::Assistant,
-                parts: vec![ContentPart::ToolCall {
-                    id: "call_1".into(),
-                    name: "read_file".into(),
-                    arguments: json!({"file_path": "shot.png"}),
-                    signature: None,
-                }],
-            },
-            Message {
-                role: Role::User,
-                parts: vec![ContentPart::ToolResult {
-                    tool_call_id: "call_1".into(),
-                    content: "Image shot.png (image/png, 70 bytes) is attached.".into(),
-                    is_error: false,
-                    images: vec![ImageData {
-                        media_type: "image/png".into(),
-                        data_base64: b64(PIXEL_PNG),
-                    }],
-                }],
-            },
-        ],
+        model: "m",
+        system: "s",
+        messages: messages.iter().map(MessageView::from).collect(),
         tools: Vec::new(),
         max_tokens: 100,
         reasoning_effort: None,
         provider_options: None,
+        cache: None,
     }
+}
+
+/// A request body as JSON.
+fn json_of(body: Result<Vec<u8>, serde_json::Error>) -> Value {
+    serde_json::from_slice(&body.unwrap()).unwrap()
 }
 
 #[test]
 fn openai_responses_sends_the_image_as_an_input_image_of_the_function_call_output() {
-    let body = openai_responses::request_body(&request_with_image());
+    let messages = conversation_with_image();
+    let body = json_of(openai_responses::request_body(&request_of(&messages)));
     let output = body["input"]
         .as_array()
         .unwrap()
@@ -162,7 +174,8 @@ fn openai_responses_sends_the_image_as_an_input_image_of_the_function_call_outpu
 
 #[test]
 fn chat_completions_follows_the_text_only_tool_message_with_a_user_message_holding_the_image() {
-    let body = chat_completions::request_body(&request_with_image());
+    let messages = conversation_with_image();
+    let body = json_of(chat_completions::request_body(&request_of(&messages)));
     let messages = body["messages"].as_array().unwrap();
     let tool_at = messages.iter().position(|m| m["role"] == "tool").unwrap();
     assert!(messages[tool_at]["content"].is_string());
@@ -177,7 +190,8 @@ fn chat_completions_follows_the_text_only_tool_message_with_a_user_message_holdi
 
 #[test]
 fn gemini_sends_inline_data_after_the_function_response() {
-    let body = gemini::request_body(&request_with_image());
+    let messages = conversation_with_image();
+    let body = json_of(gemini::request_body(&request_of(&messages)));
     let last = body["contents"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["role"], "user");
     assert!(last["parts"][0]["functionResponse"].is_object());
@@ -189,11 +203,11 @@ fn gemini_sends_inline_data_after_the_function_response() {
 
 #[test]
 fn anthropic_request_body_keeps_plain_text_results_as_a_string() {
-    let mut request = request_with_image();
-    if let ContentPart::ToolResult { images, .. } = &mut request.messages[2].parts[0] {
+    let mut messages = conversation_with_image();
+    if let ContentPart::ToolResult { images, .. } = &mut messages[2].parts[0] {
         images.clear();
     }
-    let body = anthropic::request_body(&request);
+    let body = json_of(anthropic::request_body(&request_of(&messages)));
     let result = &body["messages"][2]["content"][0];
     assert!(result["content"].is_string(), "{result}");
 }

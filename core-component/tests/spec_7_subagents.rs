@@ -25,7 +25,7 @@ fn every_profile_has_the_four_subagent_tools() {
     for provider in ["anthropic", "openai", "gemini"] {
         let config = SessionConfig::new(provider, "m");
         let profile = agent_core::profile::Profile::for_config(&config);
-        let names: Vec<String> = profile.tools().into_iter().map(|t| t.name).collect();
+        let names: Vec<String> = profile.tools().into_iter().map(|t| t.name.clone()).collect();
         for tool in ["spawn_agent", "send_input", "wait", "close_agent"] {
             assert!(
                 names.contains(&tool.to_string()),

@@ -181,7 +181,7 @@ async fn one_session(runtime: Arc<agent_host::AgentRuntime>, workspace: PathBuf)
 }
 
 /// A `kB` figure of /proc/self/status (VmRSS: now; VmHWM: the peak).
-fn proc_status_kib(field: &str) -> anyhow::Result<u64> {
+pub fn proc_status_kib(field: &str) -> anyhow::Result<u64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     status
         .lines()

@@ -15,6 +15,9 @@ pub struct FamilyDefaults {
     pub base_url: String,
     /// `ANTHROPIC` for `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`.
     pub variable_prefix: String,
+    /// The project instruction file the family reads besides [`SHARED_INSTRUCTION_FILE`]
+    /// (spec 6.5), relative to each folder from the repository root down.
+    pub instruction_file: String,
     /// Tokens, for models the catalog does not know.
     pub context_window: u64,
     /// Timeout of a shell command that names none, unless the session's limits set one
@@ -35,6 +38,9 @@ struct Defaults {
     providers: Vec<FamilyDefaults>,
     protocols: Vec<ProtocolDefaults>,
 }
+
+/// The project instruction file every family reads (spec 6.5).
+pub const SHARED_INSTRUCTION_FILE: &str = "AGENTS.md";
 
 const DEFAULTS_JSON: &str = include_str!("../data/defaults.json");
 
@@ -64,6 +70,26 @@ impl ProviderFamily {
 
     pub fn default_command_timeout_ms(self) -> u64 {
         self.defaults().map_or(0, |d| d.default_command_timeout_ms)
+    }
+
+    /// The instruction files the family reads in each folder: AGENTS.md, then its own.
+    pub fn instruction_files(self) -> [&'static str; 2] {
+        [
+            SHARED_INSTRUCTION_FILE,
+            self.defaults().map_or("", |d| d.instruction_file.as_str()),
+        ]
+    }
+
+    /// Every instruction file any family reads, once each.
+    pub fn all_instruction_files() -> Vec<&'static str> {
+        let mut names = vec![SHARED_INSTRUCTION_FILE];
+        for family in Self::ALL {
+            let own = family.instruction_files()[1];
+            if !own.is_empty() && !names.contains(&own) {
+                names.push(own);
+            }
+        }
+        names
     }
 }
 
@@ -138,5 +164,9 @@ mod tests {
         assert_eq!(ProviderFamily::Anthropic.default_command_timeout_ms(), 120_000);
         assert_eq!(ProviderFamily::Openai.protocol(), WireProtocol::OpenaiResponses);
         assert_eq!(WireProtocol::Gemini.auth(), AuthStyle::XGoogApiKey);
+        assert_eq!(
+            ProviderFamily::all_instruction_files(),
+            ["AGENTS.md", "CLAUDE.md", ".codex/instructions.md", "GEMINI.md"]
+        );
     }
 }

@@ -379,24 +379,36 @@ impl EventData {
         }
     }
 
-    /// The payload as a JSON object (keys sorted), what the WIT carries as `data-json`.
+    /// The payload as a JSON object, what the WIT carries as `data-json`.
     pub fn to_data_value(&self) -> Value {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(mut tagged)) => tagged
-                .remove("data")
-                .unwrap_or_else(|| Value::Object(Default::default())),
-            _ => Value::Object(Default::default()),
-        }
+        serde_json::from_str(&self.to_data_json()).unwrap_or_else(|_| Value::Object(Default::default()))
     }
 
+    /// The payload's JSON, written straight from the event (no `Value` tree): the event is
+    /// adjacently tagged, so its JSON is `{"kind":"KIND","data":PAYLOAD}` and the payload is
+    /// cut out of it.
     pub fn to_data_json(&self) -> String {
-        self.to_data_value().to_string()
+        let Ok(mut whole) = serde_json::to_string(self) else {
+            return "{}".to_string();
+        };
+        let head = format!(r#"{{"kind":"{}","data":"#, self.kind().as_str());
+        if !(whole.starts_with(&head) && whole.ends_with('}')) || whole.len() <= head.len() + 1 {
+            return "{}".to_string();
+        }
+        whole.truncate(whole.len() - 1);
+        whole.drain(..head.len());
+        whole
     }
 
-    /// The payload of a `kind` read back from its JSON.
+    /// The payload of a `kind` read back from its JSON, in one pass (no `Value` tree).
     pub fn from_wire(kind: EventKind, data_json: &str) -> Result<Self, WireError> {
-        let data: Value = serde_json::from_str(data_json).map_err(|e| WireError::new("event data", e))?;
-        Self::from_value(kind, data)
+        // One JSON value and nothing after it, so it cannot add fields to the envelope.
+        let mut exactly_one = serde_json::Deserializer::from_str(data_json);
+        serde::de::IgnoredAny::deserialize(&mut exactly_one)
+            .and_then(|_| exactly_one.end())
+            .map_err(|e| WireError::new("event data", e))?;
+        let whole = format!(r#"{{"kind":"{}","data":{data_json}}}"#, kind.as_str());
+        serde_json::from_str(&whole).map_err(|e| WireError::new(kind.as_str(), e))
     }
 
     pub fn from_value(kind: EventKind, data: Value) -> Result<Self, WireError> {

@@ -62,21 +62,24 @@ impl LlmClient {
                 openai_responses::request_body(request),
             ),
             WireProtocol::Gemini => (
-                gemini::path(&request.model),
+                gemini::path(request.model),
                 gemini::headers(),
                 gemini::request_body(request),
             ),
         };
-        let http = HttpRequest {
+        let mut http = HttpRequest {
             endpoint: self.endpoint.clone(),
             method: "POST".to_string(),
             path,
             headers,
-            body: serde_json::to_vec(&body)
-                .map_err(|e| LlmError::new(ErrorKind::InvalidRequest, e.to_string()))?,
+            body: body.map_err(|e| LlmError::new(ErrorKind::InvalidRequest, e.to_string()))?,
             timeout_ms: Some(600_000),
         };
-        let mut response = self.transport.send(http).map_err(transport_error)?;
+        let sent = self.transport.send(&mut http);
+        if let Some(mut cache) = request.cache.and_then(|cache| cache.try_borrow_mut().ok()) {
+            cache.give_back(http.body);
+        }
+        let mut response = sent.map_err(transport_error)?;
         let status = response.status();
         if !(200..300).contains(&status) {
             return Err(http_error(self.protocol, status, response.as_mut()));

@@ -2,6 +2,7 @@
 //! adapter per wire protocol. Hosts only move bytes; all protocol logic lives here.
 
 pub mod anthropic;
+mod body;
 pub mod chat_completions;
 pub mod client;
 pub mod error;
@@ -10,6 +11,7 @@ pub mod openai_responses;
 pub mod retry;
 pub mod sse;
 pub mod types;
+pub mod wire_cache;
 
 pub use client::LlmClient;
 
@@ -31,23 +33,7 @@ pub(crate) fn json_stream_headers() -> Vec<(String, String)> {
     ]
 }
 
-/// Merges the object `provider_options[key]` into a request body: the escape hatch for
-/// provider parameters the neutral request does not model.
-pub(crate) fn merge_provider_options(
-    body: &mut serde_json::Map<String, serde_json::Value>,
-    request: &Request,
-    key: &str,
-    skip: &[&str],
-) {
-    if let Some(serde_json::Value::Object(extra)) = request.provider_options.as_ref().and_then(|o| o.get(key))
-    {
-        for (k, v) in extra {
-            if !skip.contains(&k.as_str()) {
-                body.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
 pub use error::{ErrorKind, LlmError};
 pub use retry::RetryPolicy;
 pub use types::*;
+pub use wire_cache::WireCache;

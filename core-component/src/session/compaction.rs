@@ -14,7 +14,7 @@
 use super::Session;
 use crate::events::{CompactionStage, CompactionTrigger, EventData, Warning};
 use crate::history::{HistoryEntry, Turn};
-use crate::llm::{ContentPart, LlmError, Message, Request, Usage};
+use crate::llm::{ContentPart, LlmError, MessageView, Request, Usage};
 use crate::truncation::{Mode, truncate_chars};
 
 pub const ELIDE_AT_PERCENT: u64 = 60;
@@ -48,15 +48,15 @@ pub use agent_protocol::CompactionReport;
 impl Session {
     /// The estimated size of a request with `history`: system prompt, tools and history, at
     /// four characters a token (the same rough rule as the context warning).
-    pub(super) fn estimated_tokens(&self, history: &[Turn]) -> u64 {
-        (self.request_fixed_chars.get() + super::context::history_chars(history)) / 4
+    pub(super) fn estimated_tokens(&self) -> u64 {
+        (self.request_prefix().1 + self.history.chars()) / 4
     }
 
     /// Before a request: compacts when the estimate passes the thresholds. A summary that
     /// fails is reported as a warning; the request goes ahead with what eliding saved.
     pub(super) fn compact_if_needed(&mut self) {
         let window = self.profile.context_window_size.max(1);
-        let tokens = self.estimated_tokens(&self.history);
+        let tokens = self.estimated_tokens();
         if tokens.saturating_mul(100) < window.saturating_mul(ELIDE_AT_PERCENT) {
             return;
         }
@@ -92,18 +92,20 @@ impl Session {
         force: bool,
     ) -> (CompactionReport, Option<LlmError>) {
         let window = self.profile.context_window_size.max(1);
-        let tokens_before = self.estimated_tokens(&self.history);
+        let tokens_before = self.estimated_tokens();
         let turns_before = self.history.len() as u32;
         // Asked for, a compaction summarises even a history that fits: it keeps a quarter
         // of it at most.
-        let history_tokens = super::context::history_chars(&self.history) / 4;
+        let history_tokens = self.history.chars() / 4;
         let keep_tokens = match force {
             true => (window * KEEP_RECENT_PERCENT / 100).min(history_tokens / 4),
             false => window * KEEP_RECENT_PERCENT / 100,
         };
         let keep_from = kept_tail_start(&self.history, keep_tokens);
-        let mut elided = elide_tool_outputs(&mut self.history[..keep_from]);
-        let after_eliding = self.estimated_tokens(&self.history);
+        let mut elided = self
+            .history
+            .change(|turns| elide_tool_outputs(&mut turns[..keep_from]));
+        let after_eliding = self.estimated_tokens();
         let over = after_eliding.saturating_mul(100) >= window.saturating_mul(SUMMARISE_AT_PERCENT);
         let mut report = CompactionReport {
             stage: CompactionStage::ToolOutputsElided,
@@ -120,18 +122,18 @@ impl Session {
         let older_tokens = self.history[..keep_from]
             .iter()
             .filter(|turn| !is_summary(turn))
-            .map(|turn| super::context::history_chars(std::slice::from_ref(turn)) / 4)
+            .map(|turn| crate::history::chars_of(std::slice::from_ref(turn)) / 4)
             .sum::<u64>();
         let worth_it = older_tokens.saturating_mul(100) >= window.saturating_mul(SUMMARY_WORTH_PERCENT);
         if keep_from > 0 && (force || (over && worth_it)) {
-            let reserved = self.reserve(super::context::history_chars(&self.history[..keep_from]) / 4);
+            let reserved = self.reserve(crate::history::chars_of(&self.history[..keep_from]) / 4);
             match self.summarise(&self.history[..keep_from], window) {
                 Ok((summary, usage)) => {
                     summary_usage = usage;
                     self.count_usage(&usage, reserved);
                     self.replace_older_turns(keep_from, summary);
                     report.stage = CompactionStage::Summarised;
-                    report.tokens_after = self.estimated_tokens(&self.history);
+                    report.tokens_after = self.estimated_tokens();
                     report.turns_after = self.history.len() as u32;
                 }
                 Err(error) => failure = Some(error),
@@ -141,9 +143,11 @@ impl Session {
         // their own long outputs are cut to what the kept share allows.
         if trigger == CompactionTrigger::ContextLength {
             let tail_start = self.history.len() - (turns_before as usize - keep_from);
-            let cut = cut_long_outputs(&mut self.history[tail_start..], keep_tokens as usize * 4);
+            let cut = self
+                .history
+                .change(|turns| cut_long_outputs(&mut turns[tail_start..], keep_tokens as usize * 4));
             if cut > 0 {
-                report.tokens_after = self.estimated_tokens(&self.history);
+                report.tokens_after = self.estimated_tokens();
                 elided += cut;
             }
         }
@@ -153,7 +157,7 @@ impl Session {
         self.ports.host.record_history(
             &self.id,
             &HistoryEntry::Replace {
-                turns: self.history.clone(),
+                turns: self.history.to_vec(),
             },
         );
         self.emit(EventData::Compaction {
@@ -173,10 +177,11 @@ impl Session {
     fn summarise(&self, older: &[Turn], window: u64) -> Result<(String, Usage), LlmError> {
         let budget = (window * TRANSCRIPT_PERCENT / 100 * 4) as usize;
         let transcript = truncate_chars(&transcript(older), budget, Mode::HeadTail);
+        let options = summary_options(self.config.provider_options.as_ref());
         let request = Request {
-            model: self.config.model.clone(),
-            system: SUMMARY_PROMPT.to_string(),
-            messages: vec![Message::user_text(format!(
+            model: &self.config.model,
+            system: SUMMARY_PROMPT,
+            messages: vec![MessageView::user_text(format!(
                 "The conversation so far:\n\n{transcript}\n\nWrite the summary now."
             ))],
             tools: Vec::new(),
@@ -186,9 +191,10 @@ impl Session {
                     .unwrap_or(self.profile.default_max_output_tokens),
             ),
             reasoning_effort: None,
-            provider_options: summary_options(self.config.provider_options.as_ref()),
+            provider_options: options.as_ref(),
             // Another prefix than the conversation's: a cache of its own.
             cache_key: None,
+            cache: None,
         };
         let response = self.call_with_retries(|| self.stream_quietly(&request))?;
         let summary = response.message.text();
@@ -211,20 +217,24 @@ impl Session {
     fn replace_older_turns(&mut self, keep_from: usize, summary: String) {
         let now = self.now();
         let replaced = keep_from;
-        let tail = self.history.split_off(keep_from);
-        let older = std::mem::take(&mut self.history);
-        self.history.push(Turn::System {
+        let summary = Turn::System {
             content: format!(
                 "{SUMMARY_HEADING} ({replaced} earlier items were replaced by this summary to fit the context window):\n\n{summary}"
             ),
             timestamp_ms: now,
+        };
+        self.history.change(|turns| {
+            let tail = turns.split_off(keep_from);
+            let older = std::mem::replace(turns, vec![summary]);
+            // The input being worked on stays word for word when the tail no longer has it.
+            let tail_has_input = tail.iter().any(|t| matches!(t, Turn::User { .. }));
+            if !tail_has_input
+                && let Some(input) = older.iter().rev().find(|t| matches!(t, Turn::User { .. }))
+            {
+                turns.push(input.clone());
+            }
+            turns.extend(tail);
         });
-        // The input being worked on stays word for word when the tail no longer has it.
-        let tail_has_input = tail.iter().any(|t| matches!(t, Turn::User { .. }));
-        if !tail_has_input && let Some(input) = older.iter().rev().find(|t| matches!(t, Turn::User { .. })) {
-            self.history.push(input.clone());
-        }
-        self.history.extend(tail);
     }
 }
 
@@ -256,7 +266,7 @@ fn kept_tail_start(history: &[Turn], keep_tokens: u64) -> usize {
     let mut start = history.len();
     let mut kept = 0u64;
     while start > 0 {
-        let weight = super::context::history_chars(&history[start - 1..start]) / 4;
+        let weight = crate::history::chars_of(&history[start - 1..start]) / 4;
         if start < history.len() && kept + weight > keep_tokens {
             break;
         }
@@ -374,6 +384,7 @@ fn transcript(turns: &[Turn]) -> String {
 mod tests {
     use super::*;
     use crate::history::ToolResult;
+    use crate::llm::Message;
     use serde_json::json;
 
     fn user(text: &str) -> Turn {

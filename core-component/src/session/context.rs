@@ -3,8 +3,7 @@
 
 use super::Session;
 use crate::events::{EventData, TokenSource, Warning};
-use crate::history::Turn;
-use crate::llm::{ContentPart, Usage, WireProtocol};
+use crate::llm::{Usage, WireProtocol};
 
 /// Share of the window at which the warning is given.
 const WARN_AT_PERCENT: u64 = 80;
@@ -16,7 +15,7 @@ impl Session {
         let window = self.profile.context_window_size.max(1);
         let (tokens, source) = match provider_reported_tokens(usage, self.config.protocol) {
             Some(tokens) => (tokens, TokenSource::Provider),
-            None => (history_chars(&self.history) / 4, TokenSource::Estimate),
+            None => (self.history.chars() / 4, TokenSource::Estimate),
         };
         let over = tokens.saturating_mul(100) > window.saturating_mul(WARN_AT_PERCENT);
         if !over {
@@ -50,38 +49,4 @@ fn provider_reported_tokens(usage: &Usage, protocol: WireProtocol) -> Option<u64
         _ => usage.input_tokens,
     };
     (prompt > 0).then_some(prompt + usage.output_tokens)
-}
-
-/// Size of everything the model is sent from the history, in bytes: close to characters
-/// for code, and the heuristic (1 token ~ 4 characters) is rough anyway.
-/// What an image weighs in the estimate: about 1,600 tokens, what Anthropic and OpenAI bill
-/// for a picture near their default size limit, at the estimate's four characters a token.
-const IMAGE_CHARS: usize = 6_400;
-
-pub(super) fn history_chars(history: &[Turn]) -> u64 {
-    let chars: usize = history
-        .iter()
-        .map(|turn| match turn {
-            Turn::User { content, .. } | Turn::Steering { content, .. } | Turn::System { content, .. } => {
-                content.len()
-            }
-            Turn::ToolResults { results, .. } => results
-                .iter()
-                .map(|r| r.content.len() + r.images.len() * IMAGE_CHARS)
-                .sum(),
-            Turn::Assistant { message, .. } => message
-                .parts
-                .iter()
-                .map(|part| match part {
-                    ContentPart::Text { text, .. } | ContentPart::Thinking { text, .. } => text.len(),
-                    ContentPart::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
-                    ContentPart::ToolResult { content, images, .. } => {
-                        content.len() + images.len() * IMAGE_CHARS
-                    }
-                    ContentPart::RedactedThinking { data } => data.len(),
-                })
-                .sum(),
-        })
-        .sum();
-    chars as u64
 }

@@ -4,17 +4,18 @@
 mod compaction;
 mod context;
 mod offload;
+mod request;
 mod saved;
 mod tool_round;
 
 use crate::config::SessionConfig;
 use crate::events::{EndReason, Event, EventData, LimitName, Warning};
-use crate::history::{HistoryEntry, Turn, to_messages};
+use crate::history::{History, HistoryEntry, Turn};
 use crate::llm::retry::{self, RetryHost};
 use crate::llm::{ErrorKind, LlmClient, LlmError, ReasoningEffort, Request, RetryPolicy, StreamEvent};
 use crate::loop_detection::LoopDetector;
 use crate::ports::{Interruption, Ports};
-use crate::profile::{self, Profile};
+use crate::profile::Profile;
 use crate::prompt_context::{self, PromptContext};
 use serde_json::{Value, json};
 
@@ -30,7 +31,7 @@ pub struct Session {
     ports: Ports,
     profile: Profile,
     client: LlmClient,
-    history: Vec<Turn>,
+    history: History,
     state: SessionState,
     total_turns: u32,
     retry_policy: RetryPolicy,
@@ -42,9 +43,8 @@ pub struct Session {
     prompt_context: Option<PromptContext>,
     /// What the session's tools last saw of each file (not saved either).
     stamps: crate::file_stamps::FileStamps,
-    /// Characters of the last request's system prompt and tools, for the compaction
-    /// estimate (set by each request).
-    request_fixed_chars: std::cell::Cell<u64>,
+    /// The system prompt, built once a day (see `request.rs`).
+    prefix: std::cell::RefCell<Option<request::RequestPrefix>>,
     /// What the current input's requests used, and the session's (saved in snapshots).
     input_usage: agent_protocol::UsageTotals,
     session_usage: agent_protocol::UsageTotals,
@@ -91,7 +91,7 @@ impl Session {
             ports,
             profile,
             client,
-            history,
+            history: History::new(history),
             state,
             total_turns,
             retry_policy,
@@ -99,7 +99,7 @@ impl Session {
             context_warned: false,
             prompt_context: None,
             stamps,
-            request_fixed_chars: std::cell::Cell::new(0),
+            prefix: std::cell::RefCell::new(None),
             input_usage: Default::default(),
             session_usage: Default::default(),
         }
@@ -127,7 +127,7 @@ impl Session {
     }
 
     pub fn history_json(&self) -> String {
-        serde_json::to_string(&self.history).unwrap_or_else(|_| "[]".to_string())
+        serde_json::to_string(&*self.history).unwrap_or_else(|_| "[]".to_string())
     }
 
     /// Closes the session (SESSION_END); idempotent.
@@ -215,8 +215,9 @@ impl Session {
                 .unwrap_or(agent_protocol::ProviderFamily::Anthropic);
             self.prompt_context = Some(prompt_context::gather(
                 self.ports.env.as_ref(),
-                profile::family(family).instruction_file,
+                family.instruction_files(),
             ));
+            self.forget_request_prefix();
         }
     }
 
@@ -226,13 +227,7 @@ impl Session {
         self.config.validate().map_err(AgentError::InvalidConfig)?;
         self.gather_prompt_context();
         let mut description = self.profile.describe(&self.config.model);
-        description["system_prompt"] = json!(profile::system_prompt(
-            &self.config,
-            &self.profile,
-            self.ports.env.as_ref(),
-            self.prompt_context.as_ref().unwrap_or(&PromptContext::default()),
-            self.now(),
-        ));
+        description["system_prompt"] = json!(&*self.request_prefix().0);
         Ok(description)
     }
 
@@ -383,7 +378,7 @@ impl Session {
             if let Some(stop) = self.budget_spent() {
                 return Exit::Stopped(stop);
             }
-            let reserved = self.reserve(self.estimated_tokens(&self.history));
+            let reserved = self.reserve(self.estimated_tokens());
             let mut response = self.call_with_retries(|| self.call_model());
             if response
                 .as_ref()
@@ -563,36 +558,8 @@ impl Session {
 
     /// One attempt; the error says whether any of the answer was already streamed out.
     fn call_model(&self) -> Result<crate::llm::Response, (LlmError, bool)> {
-        let request = Request {
-            model: self.config.model.clone(),
-            system: profile::system_prompt(
-                &self.config,
-                &self.profile,
-                self.ports.env.as_ref(),
-                self.prompt_context.as_ref().unwrap_or(&PromptContext::default()),
-                self.now(),
-            ),
-            messages: to_messages(&self.history),
-            tools: self.profile.tools(),
-            max_tokens: self
-                .config
-                .max_output_tokens
-                .unwrap_or(self.profile.default_max_output_tokens),
-            // A model without reasoning rejects the parameter; the catalog knows which.
-            reasoning_effort: self
-                .config
-                .reasoning_effort
-                .filter(|_| self.profile.supports_reasoning),
-            provider_options: self.config.provider_options.clone(),
-            cache_key: Some(self.id.clone()),
-        };
-        let tools_chars: usize = request
-            .tools
-            .iter()
-            .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
-            .sum();
-        self.request_fixed_chars
-            .set((request.system.len() + tools_chars) as u64);
+        let (system, _) = self.request_prefix();
+        let request = self.conversation_request(&system);
         let host = self.ports.host.clone();
         let id = self.id.clone();
         let interrupted = move || host.abort_requested(&id).is_some();

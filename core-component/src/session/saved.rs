@@ -87,7 +87,7 @@ impl Session {
             match entry {
                 HistoryEntry::Replace { turns } => {
                     pending.clear();
-                    session.history = turns;
+                    session.history = crate::history::History::new(turns);
                 }
                 HistoryEntry::Append { index, .. } | HistoryEntry::ToolResult { index, .. }
                     if index < next => {}
@@ -181,7 +181,7 @@ impl Session {
             version: SNAPSHOT_VERSION,
             id: self.id.clone(),
             config: self.config.clone(),
-            history: self.history.clone(),
+            history: self.history.to_vec(),
             total_turns: self.total_turns,
             state: self.state,
             loop_detector: self.loop_detector.clone(),

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{agent_host, stderr, stdout};
+use common::{agent_host, git, stderr, stdout};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::{Value, json};
@@ -154,5 +154,66 @@ async fn an_image_read_by_the_model_reaches_the_server_as_an_image_block() -> an
     use base64::Engine;
     let sent = base64::engine::general_purpose::STANDARD.decode(image["source"]["data"].as_str().unwrap())?;
     assert_eq!(sent, PIXEL_PNG);
+    Ok(())
+}
+
+/// Issue 22: a session confined to a folder below the repository's root still reads the
+/// instruction files from the root down and takes the git snapshot, and nothing else of the
+/// repository becomes readable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subfolder_workspace_gets_the_repository_roots_instructions_and_git_snapshot() -> anyhow::Result<()>
+{
+    let repo = tempfile::tempdir()?;
+    let root = repo.path();
+    git(root, &["init", "-q", "-b", "feature/x"]);
+    std::fs::create_dir_all(root.join("pkg/app"))?;
+    std::fs::write(root.join("AGENTS.md"), "Root notes.")?;
+    std::fs::write(root.join("CLAUDE.md"), "Root Claude notes.")?;
+    std::fs::write(root.join("pkg/AGENTS.md"), "Package notes.")?;
+    std::fs::write(root.join("pkg/app/CLAUDE.md"), "App notes.")?;
+    std::fs::write(root.join("secret.txt"), "Sibling secret.")?;
+    git(root, &["add", "."]);
+    git(root, &["commit", "-qm", "first commit"]);
+    std::fs::write(root.join("pkg/changed.txt"), "new")?;
+    let app = root.join("pkg/app");
+
+    let described = describe("anthropic", "claude-sonnet-4-5", &app).await?;
+    let system = described["system_prompt"].as_str().unwrap();
+    for expected in ["Is git repository: true", "Git branch: feature/x", "first commit"] {
+        assert!(system.contains(expected), "{expected} in:\n{system}");
+    }
+    let at = |text: &str| {
+        system
+            .find(text)
+            .unwrap_or_else(|| panic!("{text} in:\n{system}"))
+    };
+    assert!(at("Root notes.") < at("Root Claude notes."));
+    assert!(at("Root Claude notes.") < at("Package notes."));
+    assert!(at("Package notes.") < at("App notes."));
+    assert!(!system.contains("Sibling secret."));
+
+    // The view shows those files only: the model's tools still stop at the workspace.
+    for path in [
+        root.join("secret.txt"),
+        root.join(".git/config"),
+        root.join("AGENTS.md"),
+    ] {
+        let args = json!({"file_path": path}).to_string();
+        let read = agent_host()
+            .args(["tool", "read_file", "--args", &args, "--cwd"])
+            .arg(&app)
+            .output()
+            .await?;
+        if path.ends_with("AGENTS.md") {
+            assert!(stdout(&read).contains("Root notes."), "{}", stderr(&read));
+        } else {
+            assert!(!read.status.success(), "{}", stdout(&read));
+            assert!(
+                stderr(&read).contains("outside the workspace"),
+                "{}",
+                stderr(&read)
+            );
+        }
+    }
     Ok(())
 }

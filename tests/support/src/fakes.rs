@@ -429,8 +429,8 @@ impl ScriptedTransport {
 }
 
 impl Transport for ScriptedTransport {
-    fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
-        self.requests.borrow_mut().push(request);
+    fn send(&self, request: &mut HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
+        self.requests.borrow_mut().push(request.clone());
         let Some(scripted) = self.responses.borrow_mut().pop_front() else {
             return Err(TransportError::Connect(
                 "the script has no more responses".to_string(),

@@ -14,8 +14,8 @@ use std::rc::Rc;
 pub struct NoLlm;
 
 impl Transport for NoLlm {
-    fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
-        Err(TransportError::NotConfigured(request.endpoint))
+    fn send(&self, request: &mut HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
+        Err(TransportError::NotConfigured(request.endpoint.clone()))
     }
 }
 

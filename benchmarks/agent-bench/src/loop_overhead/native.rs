@@ -50,7 +50,7 @@ struct MemoryTransport {
 }
 
 impl ports::Transport for MemoryTransport {
-    fn send(&self, request: HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
+    fn send(&self, request: &mut HttpRequest) -> Result<Box<dyn HttpResponse>, TransportError> {
         let index = self.timeline.record(request.body.len());
         let chunks = self
             .replies

@@ -130,3 +130,14 @@ pub fn agent_host_at(
         .env("ANTHROPIC_API_KEY", "test-key");
     cmd
 }
+
+/// Runs `git ARGS` in `dir` as a test user; panics when it fails.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}

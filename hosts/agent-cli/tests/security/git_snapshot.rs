@@ -3,19 +3,7 @@
 //! `.git/info/attributes`) must not get it to run a program.
 
 use crate::UserDirs;
-use crate::common::stderr;
-use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
+use crate::common::{git, stderr};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_git_snapshot_runs_no_program_the_repository_configures() {

@@ -10,6 +10,7 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::environment::Environment;
 use crate::environments::file_kind;
 use crate::environments::process::{self, ProcessHandle};
+use crate::environments::project_view::ProjectView;
 use crate::environments::scratch::ScratchFolder;
 use crate::environments::search;
 use crate::sandbox::Sandbox;
@@ -63,6 +64,8 @@ pub struct LocalEnvironment {
     env_policy: EnvPolicy,
     /// `None`: commands run with all the user's rights.
     sandbox: Option<Arc<Sandbox>>,
+    /// The instruction files and `.git/HEAD` of the repository the workspace is a folder of.
+    project: Option<Arc<ProjectView>>,
 }
 
 fn open_root(dir: &Path) -> std::io::Result<Root> {
@@ -80,11 +83,14 @@ fn open_root(dir: &Path) -> std::io::Result<Root> {
 impl LocalEnvironment {
     /// An environment confined to `dir` (made absolute), credentials filtered from commands.
     pub fn new(dir: impl AsRef<Path>) -> std::io::Result<Self> {
+        let workspace = open_root(dir.as_ref())?;
+        let project = ProjectView::above(&workspace.path).map(Arc::new);
         Ok(Self {
-            roots: Arc::new(vec![open_root(dir.as_ref())?]),
+            roots: Arc::new(vec![workspace]),
             scratch: open_scratch_in(None),
             env_policy: EnvPolicy::default(),
             sandbox: None,
+            project,
         })
     }
 
@@ -100,6 +106,7 @@ impl LocalEnvironment {
             scratch: self.scratch,
             env_policy: self.env_policy,
             sandbox: self.sandbox,
+            project: self.project,
         })
     }
 
@@ -202,7 +209,10 @@ impl LocalEnvironment {
 
     /// Reads a regular file (see `file_kind` for what else is refused, and why).
     pub fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
-        let (root, relative) = self.locate(path)?;
+        let (root, relative) = match self.locate(path) {
+            Ok(found) => found,
+            Err(outside) => return self.project_file(path, range).unwrap_or(Err(outside)),
+        };
         file_kind::read(&root.dir, &relative, path, range, &|e| self.error(e, path))
     }
 
@@ -274,9 +284,19 @@ impl LocalEnvironment {
     }
 
     pub fn file_exists(&self, path: &str) -> bool {
-        self.locate(path)
-            .map(|(root, relative)| root.dir.exists(relative))
-            .unwrap_or(false)
+        match self.locate(path) {
+            Ok((root, relative)) => root.dir.exists(relative),
+            Err(_) => self
+                .project
+                .as_ref()
+                .and_then(|project| project.exists(path))
+                .unwrap_or(false),
+        }
+    }
+
+    /// A file outside the roots that the project view shows (see `project_view`).
+    fn project_file(&self, path: &str, range: Option<(u64, u64)>) -> Option<Result<Vec<u8>, FsError>> {
+        self.project.as_ref()?.read(path, range)
     }
 
     pub fn stat(&self, path: &str) -> Result<FileStat, FsError> {

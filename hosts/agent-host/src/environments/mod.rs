@@ -15,6 +15,7 @@ pub mod local;
 pub mod options;
 pub mod policy;
 pub mod process;
+mod project_view;
 mod scratch;
 mod search;
 pub mod ssh;
