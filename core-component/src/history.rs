@@ -48,11 +48,15 @@ impl History {
         self.turns.push(turn);
     }
 
-    /// Changes the turns in any other way; the size is measured again when next asked.
-    pub fn change<R>(&mut self, change: impl FnOnce(&mut Vec<Turn>) -> R) -> R {
-        self.chars.set(None);
-        self.wire.get_mut().clear();
-        change(&mut self.turns)
+    /// Changes the turns in any other way. `change` returns its result and whether it
+    /// changed anything; only then is what is derived from the turns made again.
+    pub fn change<R>(&mut self, change: impl FnOnce(&mut Vec<Turn>) -> (R, bool)) -> R {
+        let (result, changed) = change(&mut self.turns);
+        if changed {
+            self.chars.set(None);
+            self.wire.get_mut().clear();
+        }
+        result
     }
 
     /// The serialised items of the history, for requests whose messages are its turns.

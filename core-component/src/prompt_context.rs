@@ -110,7 +110,7 @@ fn join(dir: &str, name: &str) -> String {
 /// attributes` is still read, so every filter driver the configuration defines is emptied
 /// first ([`NO_FILTERS`]). A git too old for `--attr-source` (before 2.40) fails, and the
 /// snapshot goes without changes and commits.
-const GIT: &str = "git --no-pager --no-optional-locks \
+const GIT: &str = "git --no-pager --no-optional-locks -c safe.bareRepository=explicit \
                    --attr-source=4b825dc642cb6eb9a060e54bf8d69288fbee4904 \
                    -c core.attributesFile=/dev/null -c protocol.allow=never \
                    -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.pager=cat \
@@ -122,13 +122,17 @@ const GIT: &str = "git --no-pager --no-optional-locks \
 /// `protocol.<name>.allow`; `GIT_NO_LAZY_FETCH` needs git 2.44).
 const NO_FILTERS: &str = "export GIT_NO_LAZY_FETCH=1 GIT_ALLOW_PROTOCOL=none GIT_TERMINAL_PROMPT=0; n=0; \
     while IFS= read -r -d '' k; do export \"GIT_CONFIG_KEY_$n=$k\" \"GIT_CONFIG_VALUE_$n=\"; \
-    n=$((n+1)); done < <(git config -z --name-only --get-regexp '^filter\\.' 2>/dev/null); \
+    n=$((n+1)); done < <(git -c safe.bareRepository=explicit config -z --name-only \
+    --get-regexp '^filter\\.' 2>/dev/null); \
     export GIT_CONFIG_COUNT=$n; ";
 
 /// Branch from `.git/HEAD`; changes and recent commits from git itself when the
 /// environment can run it (a browser cannot: those are left out). git runs in the working
-/// directory, which may be below the root: it finds the repository itself, and a session
-/// confined to a subfolder may not start commands anywhere else.
+/// directory, which may be below the root (a session confined to a subfolder may start
+/// commands nowhere else), and finds the repository itself; it never takes a folder on the
+/// way up that the repository commits in the layout of a bare repository, with the
+/// configuration it commits (`safe.bareRepository=explicit` in [`GIT`]). Changes and
+/// commits are the working directory's (`-- .`), not the rest of the repository's.
 fn git_snapshot(env: &dyn Environment, root: String, cwd: &str) -> GitSnapshot {
     let branch = env
         .read_file(&join(&root, ".git/HEAD"), None)
@@ -144,8 +148,8 @@ fn git_snapshot(env: &dyn Environment, root: String, cwd: &str) -> GitSnapshot {
         ..GitSnapshot::default()
     };
     let script = format!(
-        "{NO_FILTERS}{GIT} status --porcelain --ignore-submodules=all 2>/dev/null | wc -l; \
-         echo '--- commits'; {GIT} log --oneline --no-show-signature -n 5 2>/dev/null"
+        "{NO_FILTERS}{GIT} status --porcelain --ignore-submodules=all -- . 2>/dev/null | wc -l; \
+         echo '--- commits'; {GIT} log --oneline --no-show-signature -n 5 -- . 2>/dev/null"
     );
     let Ok(mut process) = env.spawn(SpawnRequest {
         command: script,

@@ -32,7 +32,9 @@ pub(crate) fn prompt_json(
 ) -> Result<Vec<u8>> {
     // A cache already in use (it never is: no body is written inside another) is passed by.
     match request.cache.and_then(|cache| cache.try_borrow_mut().ok()) {
-        Some(mut cache) => Ok(cache.prompt_field(protocol, name, write)?.to_vec()),
+        Some(mut cache) => Ok(cache
+            .prompt_field(protocol, request.system, name, write)?
+            .to_vec()),
         None => {
             let mut json = Vec::new();
             write(&mut json)?;

@@ -8,6 +8,7 @@ pub mod client;
 pub mod error;
 pub mod gemini;
 pub mod openai_responses;
+mod request;
 pub mod retry;
 pub mod sse;
 pub mod types;

@@ -2,10 +2,11 @@
 //! again, and escaping it into JSON was most of a turn's cost (BENCHMARKS.md section 1),
 //! growing with the conversation. A history item never changes once appended, so its part of
 //! the body (its fragment: the JSON values it adds to the protocol's list) is written once
-//! and copied into every later request; so are the system prompt's and the tools' fields.
-//! The session's history owns the cache and empties it whenever the history changes in
-//! another way than by appending (compaction, a restore); the session forgets the prompt's
-//! fields when it builds the prompt again (a new day).
+//! and copied into every later request; so are the system prompt's and the tools' fields,
+//! kept with the prompt text they were written for (a new day's prompt writes them again;
+//! a session's tools and provider options do not change). The session's history owns the
+//! cache and empties it whenever the history changes in another way than by appending
+//! (compaction, a restore).
 
 use super::WireProtocol;
 use super::body::Result;
@@ -15,8 +16,10 @@ pub struct WireCache {
     protocol: Option<WireProtocol>,
     /// By message index: that message's fragment (maybe empty).
     fragments: Vec<Vec<u8>>,
-    /// The prompt's fields (system prompt, tools) by name: their JSON values.
+    /// The prompt's fields (system prompt, tools) by name: their JSON values, written for
+    /// the system prompt `prompt_source`.
     prompt_fields: Vec<(&'static str, Vec<u8>)>,
+    prompt_source: String,
     /// The last body's buffer, given back after it was sent, for the next body.
     buffer: Vec<u8>,
 }
@@ -28,11 +31,6 @@ impl WireCache {
             buffer,
             ..Self::default()
         };
-    }
-
-    /// Forgets the system prompt's and the tools' fields (the prompt was built again).
-    pub fn forget_prompt(&mut self) {
-        self.prompt_fields = Vec::new();
     }
 
     /// Bytes kept.
@@ -49,15 +47,20 @@ impl WireCache {
         }
     }
 
-    /// The JSON value of the prompt's field `name`, written (and kept) by `write` when not
-    /// kept yet.
+    /// The JSON value of the prompt's field `name` for the system prompt `system`, written
+    /// (and kept) by `write` when not kept yet.
     pub(crate) fn prompt_field(
         &mut self,
         protocol: WireProtocol,
+        system: &str,
         name: &'static str,
         write: impl FnOnce(&mut Vec<u8>) -> Result<()>,
     ) -> Result<&[u8]> {
         self.for_protocol(protocol);
+        if self.prompt_source != system {
+            self.prompt_fields.clear();
+            self.prompt_source = system.to_string();
+        }
         let at = match self.prompt_fields.iter().position(|(kept, _)| *kept == name) {
             Some(at) => at,
             None => {
@@ -266,12 +269,11 @@ mod tests {
     }
 
     #[test]
-    fn a_prompt_built_again_is_serialised_again_once_the_cache_forgets_it() {
+    fn a_prompt_built_again_is_serialised_again() {
         let all = conversation();
         for (protocol, body_of) in PROTOCOLS {
             let cache = RefCell::new(WireCache::default());
             body_of(&request(&all, Some(&cache))).unwrap();
-            cache.borrow_mut().forget_prompt();
             let next_day = |cache| Request {
                 system: "You are a coding agent. Today is another day.",
                 ..request(&all, cache)

@@ -102,9 +102,10 @@ impl Session {
             false => window * KEEP_RECENT_PERCENT / 100,
         };
         let keep_from = kept_tail_start(&self.history, keep_tokens);
-        let mut elided = self
-            .history
-            .change(|turns| elide_tool_outputs(&mut turns[..keep_from]));
+        let mut elided = self.history.change(|turns| {
+            let elided = elide_tool_outputs(&mut turns[..keep_from]);
+            (elided, elided > 0)
+        });
         let after_eliding = self.estimated_tokens();
         let over = after_eliding.saturating_mul(100) >= window.saturating_mul(SUMMARISE_AT_PERCENT);
         let mut report = CompactionReport {
@@ -143,9 +144,10 @@ impl Session {
         // their own long outputs are cut to what the kept share allows.
         if trigger == CompactionTrigger::ContextLength {
             let tail_start = self.history.len() - (turns_before as usize - keep_from);
-            let cut = self
-                .history
-                .change(|turns| cut_long_outputs(&mut turns[tail_start..], keep_tokens as usize * 4));
+            let cut = self.history.change(|turns| {
+                let cut = cut_long_outputs(&mut turns[tail_start..], keep_tokens as usize * 4);
+                (cut, cut > 0)
+            });
             if cut > 0 {
                 report.tokens_after = self.estimated_tokens();
                 elided += cut;
@@ -234,6 +236,7 @@ impl Session {
                 turns.push(input.clone());
             }
             turns.extend(tail);
+            ((), true)
         });
     }
 }

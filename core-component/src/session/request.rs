@@ -46,9 +46,6 @@ impl Session {
             .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
             .sum();
         let chars = (system.len() + tools_chars) as u64;
-        if let Ok(mut cache) = self.history.wire_cache().try_borrow_mut() {
-            cache.forget_prompt();
-        }
         *cached = Some(RequestPrefix {
             day,
             system: system.clone(),
@@ -60,9 +57,6 @@ impl Session {
     /// Forgets the prefix (the project context it includes changed).
     pub(super) fn forget_request_prefix(&self) {
         self.prefix.borrow_mut().take();
-        if let Ok(mut cache) = self.history.wire_cache().try_borrow_mut() {
-            cache.forget_prompt();
-        }
     }
 
     /// The request of the next turn, borrowing the history and `system`.

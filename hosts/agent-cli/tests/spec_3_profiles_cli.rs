@@ -192,6 +192,27 @@ async fn a_subfolder_workspace_gets_the_repository_roots_instructions_and_git_sn
     assert!(at("Package notes.") < at("App notes."));
     assert!(!system.contains("Sibling secret."));
 
+    // A path boundary (`--deny-dir`) lets the same files through, and no more.
+    std::fs::create_dir_all(app.join("private"))?;
+    let output = agent_host()
+        .args(["profile", "--json", "--provider", "anthropic", "--cwd"])
+        .arg(&app)
+        .arg("--deny-dir")
+        .arg(app.join("private"))
+        .output()
+        .await?;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bounded: Value = serde_json::from_str(&stdout(&output))?;
+    let bounded = bounded["system_prompt"].as_str().unwrap();
+    for expected in [
+        "Root notes.",
+        "Package notes.",
+        "App notes.",
+        "Git branch: feature/x",
+    ] {
+        assert!(bounded.contains(expected), "{expected} in:\n{bounded}");
+    }
+
     // The view shows those files only: the model's tools still stop at the workspace.
     for path in [
         root.join("secret.txt"),

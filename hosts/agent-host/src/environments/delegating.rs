@@ -96,6 +96,10 @@ pub trait Delegating: Send + Sync + 'static {
     fn scratch_directory(&self) -> Option<String> {
         self.inner().scratch_directory()
     }
+
+    fn project_files(&self) -> Vec<std::path::PathBuf> {
+        self.inner().project_files()
+    }
 }
 
 #[async_trait]
@@ -170,5 +174,9 @@ impl<T: Delegating> Environment for T {
 
     fn scratch_directory(&self) -> Option<String> {
         Delegating::scratch_directory(self)
+    }
+
+    fn project_files(&self) -> Vec<std::path::PathBuf> {
+        Delegating::project_files(self)
     }
 }

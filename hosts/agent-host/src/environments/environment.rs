@@ -49,6 +49,12 @@ pub trait Environment: Send + Sync + 'static {
     fn scratch_directory(&self) -> Option<String> {
         None
     }
+    /// Files outside the workspace that the environment shows, read-only: the instruction
+    /// files and `.git/HEAD` above a workspace below its repository's root (`project_view`).
+    /// A path boundary wrapped around it lets exactly these through for reading.
+    fn project_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Largest piece of a file `read-file` returns at once.

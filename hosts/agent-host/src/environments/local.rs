@@ -441,6 +441,13 @@ impl Environment for LocalEnvironment {
             .map(|s| s.root.path.to_string_lossy().into_owned())
     }
 
+    fn project_files(&self) -> Vec<PathBuf> {
+        self.project
+            .as_ref()
+            .map(|project| project.files())
+            .unwrap_or_default()
+    }
+
     /// The sandbox's denied reads, and what it keeps read-only whatever the mode (`.git`,
     /// `.agent`, a `.git` file's `gitdir:` target): a restore must not rewrite a repository.
     fn checkpoint_exclusions(&self) -> Vec<PathBuf> {

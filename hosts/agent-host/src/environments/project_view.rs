@@ -2,16 +2,19 @@
 //! below a repository's root, the system prompt still wants the project's instruction files
 //! of every folder from the root down (AGENTS.md and each family's own, spec 6.5) and the
 //! branch from `.git/HEAD`; confinement would refuse those paths. This view shows exactly
-//! those files, for reading, through a handle opened at the root (so a link cannot lead out
-//! of the repository), and nothing else of the repository: the rest stays outside what the
-//! session may touch.
+//! those files, for reading, and nothing else of the repository: the rest stays outside
+//! what the session may touch. Every folder and the file are opened beneath a handle at the
+//! root without following a link, so a link a repository commits in a file's place (to
+//! `.git/config`, to a secret elsewhere in the repository, out of it) shows nothing. A
+//! repository at the user's home folder (dotfiles) is not a project: no view.
 
-use crate::environments::file_kind;
 use agent_protocol::ProviderFamily;
 use agent_protocol::ports::FsError;
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
-use std::path::{Path, PathBuf};
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug)]
 pub(crate) struct ProjectView {
@@ -30,7 +33,8 @@ impl ProjectView {
             .ancestors()
             .skip(1)
             .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())?;
-        if std::fs::symlink_metadata(workspace.join(".git")).is_ok() {
+        let home = std::env::var_os("HOME").and_then(|home| std::fs::canonicalize(home).ok());
+        if std::fs::symlink_metadata(workspace.join(".git")).is_ok() || home.as_deref() == Some(root) {
             return None;
         }
         let dir = Dir::open_ambient_dir(root, ambient_authority()).ok()?;
@@ -51,24 +55,69 @@ impl ProjectView {
         })
     }
 
+    /// Every path the view shows, absolute.
+    pub(crate) fn files(&self) -> Vec<PathBuf> {
+        self.shown.iter().map(|shown| self.root.join(shown)).collect()
+    }
+
     /// `path` relative to the root, if the view shows it.
     fn shows(&self, path: &str) -> Option<PathBuf> {
         let relative = Path::new(path).strip_prefix(&self.root).ok()?;
         self.shown.iter().find(|shown| *shown == relative).cloned()
     }
 
-    /// The file's bytes, if the view shows `path` (`None`: not the view's to answer).
-    pub(crate) fn read(&self, path: &str, range: Option<(u64, u64)>) -> Option<Result<Vec<u8>, FsError>> {
-        let relative = self.shows(path)?;
-        Some(file_kind::read(&self.dir, &relative, path, range, &|e| {
-            crate::environments::local::fs_error(e, path)
-        }))
+    /// The folder holding `relative` and the file's name, each folder opened without
+    /// following a link.
+    fn parent(&self, relative: &Path) -> std::io::Result<(Dir, PathBuf)> {
+        let mut parts: Vec<&std::ffi::OsStr> = relative
+            .components()
+            .filter_map(|part| match part {
+                Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect();
+        let name = parts.pop().map(PathBuf::from).unwrap_or_default();
+        let mut dir = self.dir.try_clone()?;
+        for part in parts {
+            dir = dir.open_dir_nofollow(part)?;
+        }
+        Ok((dir, name))
     }
 
-    /// Whether `path` exists, if the view shows it.
+    /// The file's bytes, if the view shows `path` (`None`: not the view's to answer). A
+    /// link, a folder or anything but a regular file is refused.
+    pub(crate) fn read(&self, path: &str, range: Option<(u64, u64)>) -> Option<Result<Vec<u8>, FsError>> {
+        let relative = self.shows(path)?;
+        let fail = |e: std::io::Error| crate::environments::local::fs_error(e, path);
+        let read = || -> Result<Vec<u8>, FsError> {
+            let (dir, name) = self.parent(&relative).map_err(fail)?;
+            let mut options = OpenOptions::new();
+            options
+                .read(true)
+                .follow(FollowSymlinks::No)
+                .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY);
+            let mut file = dir.open_with(&name, &options).map_err(fail)?.into_std();
+            let meta = file.metadata().map_err(fail)?;
+            if !meta.is_file() {
+                return Err(FsError::InvalidInput(format!("{path} is not a regular file")));
+            }
+            let (offset, length) = crate::environments::read_window(path, meta.len(), false, range)?;
+            file.seek(SeekFrom::Start(offset)).map_err(fail)?;
+            let mut bytes = Vec::with_capacity(length.min(meta.len()) as usize);
+            file.take(length).read_to_end(&mut bytes).map_err(fail)?;
+            Ok(bytes)
+        };
+        Some(read())
+    }
+
+    /// Whether `path` exists (and is not a link), if the view shows it.
     pub(crate) fn exists(&self, path: &str) -> Option<bool> {
         let relative = self.shows(path)?;
-        Some(self.dir.exists(relative))
+        let found = self
+            .parent(&relative)
+            .and_then(|(dir, name)| dir.symlink_metadata(&name))
+            .is_ok_and(|meta| !meta.file_type().is_symlink());
+        Some(found)
     }
 }
 
@@ -131,6 +180,32 @@ mod tests {
         let view = ProjectView::above(&workspace).unwrap();
         let result = view.read(root.join("AGENTS.md").to_str().unwrap(), None).unwrap();
         assert!(result.is_err(), "{result:?}");
+    }
+
+    #[test]
+    fn a_link_inside_the_repository_shows_nothing_either() {
+        let (_dir, root, workspace) = repository_with_a_package();
+        // A repository can commit links: in a file's place, or a folder's.
+        fs::remove_file(root.join("pkg/CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("../secret.txt", root.join("pkg/CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(".git/config", root.join("GEMINI.md")).unwrap();
+        fs::remove_dir_all(root.join(".codex")).unwrap();
+        fs::create_dir_all(root.join("elsewhere")).unwrap();
+        fs::write(root.join("elsewhere/instructions.md"), "not the instructions").unwrap();
+        std::os::unix::fs::symlink("elsewhere", root.join(".codex")).unwrap();
+        let view = ProjectView::above(&workspace).unwrap();
+        for path in ["pkg/CLAUDE.md", "GEMINI.md", ".codex/instructions.md"] {
+            let path = root.join(path);
+            let result = view.read(path.to_str().unwrap(), None).unwrap();
+            assert!(result.is_err(), "{path:?}: {result:?}");
+            assert_eq!(view.exists(path.to_str().unwrap()), Some(false), "{path:?}");
+        }
+        assert_eq!(
+            view.read(root.join("AGENTS.md").to_str().unwrap(), None)
+                .unwrap()
+                .unwrap(),
+            b"root rules"
+        );
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub struct PathPolicy {
     inner: Arc<dyn Environment>,
     allowed: Vec<PathBuf>,
     denied: Vec<PathBuf>,
+    /// The inner environment's read-only project files (`Environment::project_files`): let
+    /// through for reading unless denied; the inner environment reads them without links.
+    project_files: Vec<PathBuf>,
 }
 
 impl PathPolicy {
@@ -42,11 +45,19 @@ impl PathPolicy {
         for root in denied {
             resolved_denied.push(PathBuf::from(inner.real_path(root).await?));
         }
+        let project_files = inner.project_files();
         Ok(Self {
             inner,
             allowed: resolved_allowed,
             denied: resolved_denied,
+            project_files,
         })
+    }
+
+    /// Whether `path` is exactly one of the project files, and not denied.
+    fn project_file(&self, path: &str) -> bool {
+        let path = Path::new(path);
+        self.project_files.iter().any(|file| file == path) && !self.denied.iter().any(|d| path.starts_with(d))
     }
 
     /// Whether a real path is inside the boundary; the error says which rule refused it.
@@ -99,7 +110,9 @@ impl crate::environments::delegating::Delegating for PathPolicy {
     }
 
     async fn read_file(&self, path: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>, FsError> {
-        self.check(path).await?;
+        if !self.project_file(path) {
+            self.check(path).await?;
+        }
         self.inner.read_file(path, range).await
     }
 
@@ -125,7 +138,7 @@ impl crate::environments::delegating::Delegating for PathPolicy {
     }
 
     async fn file_exists(&self, path: &str) -> bool {
-        self.check(path).await.is_ok() && self.inner.file_exists(path).await
+        (self.project_file(path) || self.check(path).await.is_ok()) && self.inner.file_exists(path).await
     }
 
     async fn stat(&self, path: &str) -> Result<FileStat, FsError> {
