@@ -442,3 +442,64 @@ async fn a_workspace_renamed_away_stops_the_session_s_commands() {
         .unwrap_or_default();
     assert!(refused.contains("moved or replaced"), "{refused}");
 }
+
+/// `agent-host` as `shell` runs it, but started with descriptor 7 open for appending to
+/// `file` and not closed on exec, as a launcher (an IDE, a CI runner, a parent shell) may
+/// leave one.
+async fn shell_with_inherited_descriptor(
+    work: &Path,
+    home: &Path,
+    file: &Path,
+    command: &str,
+    flags: &[&str],
+) -> Output {
+    let mut inner = agent_host();
+    inner
+        .env("HOME", home)
+        .args(["tool", "shell", "--args"])
+        .arg(serde_json::json!({ "command": command }).to_string())
+        .args(flags)
+        .arg("--cwd")
+        .arg(work);
+    let inner = inner.as_std();
+    let mut outer = tokio::process::Command::new("/bin/bash");
+    outer
+        .args(["-c", r#"exec 7>>"$0" && exec "$@""#])
+        .arg(file)
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    for (name, value) in inner.get_envs() {
+        match value {
+            Some(value) => outer.env(name, value),
+            None => outer.env_remove(name),
+        };
+    }
+    outer.output().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_descriptor_agent_host_inherited_does_not_reach_a_sandboxed_command() {
+    let work = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("log");
+    std::fs::write(&file, "").unwrap();
+    let script = "echo pwned >&7 && echo WROTE-THROUGH-DESCRIPTOR; ls /proc/self/fd | tr '\\n' ' '";
+    // Unconfined the command uses it: the descriptor really is there to be taken.
+    let output = shell_with_inherited_descriptor(work.path(), home.path(), &file, script, UNCONFINED).await;
+    assert!(
+        seen_by_model(&output).contains("WROTE-THROUGH-DESCRIPTOR"),
+        "{}",
+        seen_by_model(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "pwned\n");
+    std::fs::write(&file, "").unwrap();
+    let output = shell_with_inherited_descriptor(work.path(), home.path(), &file, script, &[]).await;
+    let seen = seen_by_model(&output);
+    assert!(!seen.contains("WROTE-THROUGH-DESCRIPTOR"), "{seen}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "{seen}");
+    assert!(
+        seen.contains("0 1 2 3 "),
+        "only the standard streams (and ls's own): {seen}"
+    );
+}

@@ -60,11 +60,49 @@ fn tagged_processes(wanted: &[u8]) -> Vec<i32> {
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid != own)
         .filter(|&pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted))
+            environment(pid).is_some_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted))
         })
         .filter(|&pid| !is_zombie(pid))
         .collect()
+}
+
+/// How long a process in the middle of an `exec` is waited for: loading a program takes
+/// well under a millisecond, but a busy machine may not run it for a while.
+const EXEC_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// `pid`'s initial environment. A process in the middle of an `exec` (`setsid sh -c '...;
+/// exec sleep 300'` escaping while its command ends) has its new memory but not yet its
+/// new environment, and reads as empty: it is waited for, or it would escape the sweep.
+fn environment(pid: i32) -> Option<Vec<u8>> {
+    let started = std::time::Instant::now();
+    loop {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        if !environ.is_empty() || !in_exec(pid) || started.elapsed() > EXEC_WAIT {
+            return Some(environ);
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// Whether `pid` is a user process whose memory has no environment yet: between `exec`
+/// replacing its memory and placing the new program's environment (stat's `env_end`, field
+/// 51, is 0 then; a process with an empty environment has it set). Kernel threads have no
+/// memory and are not in an exec.
+fn in_exec(pid: i32) -> bool {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // Fields after the command's name, from the third (state) on.
+    let Some((_, after_name)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let field = |number: usize| fields.get(number - 3).and_then(|f| f.parse::<u64>().ok());
+    let live = fields
+        .first()
+        .is_some_and(|state| !matches!(*state, "Z" | "X" | "x"));
+    live && field(9).is_some_and(|flags| flags & PF_KTHREAD == 0) && field(51) == Some(0)
 }
 
 fn is_zombie(pid: i32) -> bool {
@@ -80,6 +118,33 @@ fn is_zombie(pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_threads_zombies_and_running_programs_are_not_taken_for_an_exec() {
+        assert!(!in_exec(std::process::id() as i32));
+        let kernel_thread = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .find(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                    let flags = stat
+                        .rsplit_once(')')
+                        .and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok());
+                    flags.is_some_and(|f| f & 0x0020_0000 != 0)
+                })
+            });
+        // None is visible in a container with its own process namespace.
+        if let Some(pid) = kernel_thread {
+            assert!(!in_exec(pid), "kernel thread {pid}");
+        }
+        let mut quick = std::process::Command::new("true").spawn().unwrap();
+        let pid = quick.id() as i32;
+        while !is_zombie(pid) {
+            std::thread::yield_now();
+        }
+        assert!(!in_exec(pid));
+        quick.wait().unwrap();
+    }
 
     #[test]
     fn tags_differ_between_calls() {

@@ -4,6 +4,7 @@
 //! valid as the local machine alone. [`options::EnvOptions`] picks and wraps one.
 
 mod call_tag;
+mod child;
 pub mod delegating;
 mod dir_flags;
 pub mod env_vars;

@@ -4,13 +4,14 @@
 //! group, waits 2 s, then SIGKILL.
 
 use crate::environments::call_tag;
+use crate::environments::child::{Child, Launch};
 use crate::environments::env_vars::EnvPolicy;
 use crate::sandbox::{Sandbox, SandboxError};
 use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
@@ -189,9 +190,8 @@ pub fn spawn(command: &str, run_in: RunIn<'_>) -> Result<ProcessHandle, StartErr
         extra_env: run_in.extra_env.to_vec(),
         sandbox: sandbox.describe(),
     });
-    let mut cmd = tokio::process::Command::new("/bin/bash");
-    cmd.arg("-c").arg(command);
-    let mut handle = start(cmd, run_in)?;
+    let args = vec![OsString::from("-c"), OsString::from(command)];
+    let mut handle = start(OsStr::new("/bin/bash"), args, run_in)?;
     handle.rerun = rerun;
     Ok(handle)
 }
@@ -250,14 +250,13 @@ pub fn spawn_program(
     args: &[String],
     run_in: RunIn<'_>,
 ) -> Result<ProcessHandle, StartError> {
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args);
-    start(cmd, run_in)
+    let args = args.iter().map(OsString::from).collect();
+    start(program.as_os_str(), args, run_in)
 }
 
-/// Runs `cmd` supervised: own process group, stdin closed, pipes drained, the timeout,
+/// Runs `program` supervised: own process group, stdin closed, pipes drained, the timeout,
 /// and the sandbox if there is one.
-fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessHandle, StartError> {
+fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<ProcessHandle, StartError> {
     let RunIn {
         cwd,
         timeout,
@@ -265,37 +264,28 @@ fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessH
         extra_env,
         sandbox,
     } = run_in;
-    cmd.current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd.env_clear().envs(policy.filter(
+    let mut env = policy.filter(
         std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
         &crate::secrets::allowed(),
-    ));
-    match &sandbox {
-        Some(sandbox) => {
-            let confinement = sandbox.prepare()?.in_dir(cwd);
-            cmd.env("TMPDIR", sandbox.temp_dir());
-            // SAFETY: `enter` makes only async-signal-safe system calls on data prepared
-            // here; it also makes the child a session (and so a process group) leader.
-            unsafe {
-                cmd.pre_exec(move || confinement.enter());
-            }
-        }
-        None => {
-            cmd.process_group(0);
-        }
+    );
+    if let Some(sandbox) = &sandbox {
+        env.push((
+            "TMPDIR".to_string(),
+            sandbox.temp_dir().to_string_lossy().into_owned(),
+        ));
     }
-    for (name, value) in extra_env {
-        cmd.env(name, value);
-    }
+    env.extend(extra_env.iter().cloned());
     let tag = call_tag::next_tag();
-    cmd.env(call_tag::CALL_VAR, &tag);
+    env.push((call_tag::CALL_VAR.to_string(), tag.clone()));
     let started = Instant::now();
-    let mut child = cmd.spawn()?;
-    let pid = child.id().unwrap_or(0);
+    let launch = Launch {
+        program,
+        args,
+        cwd,
+        env,
+    };
+    let mut child = Child::start(launch, sandbox.as_deref())?;
+    let pid = child.id();
     live_groups().insert(pid, tag.clone());
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
@@ -303,12 +293,10 @@ fn start(mut cmd: tokio::process::Command, run_in: RunIn<'_>) -> Result<ProcessH
     let refusal = Arc::new(OnceLock::new());
     let refused = refusal.clone();
     let stdout = child
-        .stdout
-        .take()
+        .take_stdout()
         .map(|s| tokio::spawn(drain(s, OutputStream::Stdout, chunk_tx.clone())));
     let stderr = child
-        .stderr
-        .take()
+        .take_stderr()
         .map(|s| tokio::spawn(drain(s, OutputStream::Stderr, chunk_tx)));
     let kill_signal = kill.clone();
     tokio::spawn(async move {
@@ -386,7 +374,7 @@ pub fn kill_every_command() {
 }
 
 /// SIGTERM to the group, then SIGKILL after the grace period.
-async fn terminate(child: &mut tokio::process::Child, pid: u32) -> std::io::Result<std::process::ExitStatus> {
+async fn terminate(child: &mut Child, pid: u32) -> std::io::Result<std::process::ExitStatus> {
     let group = Pid::from_raw(pid as i32);
     let _ = killpg(group, Signal::SIGTERM);
     match tokio::time::timeout(KILL_GRACE, child.wait()).await {

@@ -39,10 +39,16 @@ impl Confinement {
         }
     }
 
-    /// The directory the command starts in.
-    pub fn in_dir(mut self, cwd: &Path) -> Self {
-        self.cwd = CString::new(cwd.as_os_str().as_bytes()).ok();
-        self
+    /// The directory the command starts in (a path with a NUL byte cannot be one).
+    pub fn in_dir(mut self, cwd: &Path) -> std::io::Result<Self> {
+        let cwd = CString::new(cwd.as_os_str().as_bytes()).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the command's folder {} contains a NUL byte", cwd.display()),
+            )
+        })?;
+        self.cwd = Some(cwd);
+        Ok(self)
     }
 
     /// In the child: its own session, the mounts, `no_new_privs`, Landlock, seccomp.

@@ -20,6 +20,7 @@ mod filesystem;
 mod mounts;
 mod network;
 pub mod probe;
+pub(crate) mod spawn;
 
 pub use confine::Confinement;
 
@@ -339,18 +340,13 @@ impl Sandbox {
     /// Runs `true` under the full confinement once, so a kernel that cannot do what the
     /// mode needs is found now and said plainly, not at the first command.
     fn self_test(&self, mode: SandboxMode) -> Result<(), SandboxError> {
-        use std::os::unix::process::CommandExt;
         let confinement = self.prepare()?;
-        let mut command = std::process::Command::new("/bin/true");
-        command
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        // SAFETY: `enter` only makes async-signal-safe system calls on prepared data.
-        unsafe {
-            command.pre_exec(move || confinement.enter());
-        }
-        let status = command.status().map_err(|e| SandboxError::Unsupported {
+        let program = spawn::Program {
+            path: c"/bin/true".to_owned(),
+            argv: vec![c"true".to_owned()],
+            env: Vec::new(),
+        };
+        let status = spawn::run_quietly(&program, &confinement).map_err(|e| SandboxError::Unsupported {
             mode,
             needs: if self.resolve().protected.is_empty() {
                 "Landlock and seccomp"
