@@ -484,7 +484,7 @@ async fn a_descriptor_agent_host_inherited_does_not_reach_a_sandboxed_command() 
     let outside = tempfile::tempdir().unwrap();
     let file = outside.path().join("log");
     std::fs::write(&file, "").unwrap();
-    let script = "echo pwned >&7 && echo WROTE-THROUGH-DESCRIPTOR; ls /proc/self/fd | tr '\\n' ' '";
+    let script = "echo pwned >&7 && echo WROTE-THROUGH-DESCRIPTOR; echo \"FDS: $(ls /proc/self/fd | tr '\\n' ' ')END\"";
     // Unconfined the command uses it: the descriptor really is there to be taken.
     let output = shell_with_inherited_descriptor(work.path(), home.path(), &file, script, UNCONFINED).await;
     assert!(
@@ -498,8 +498,9 @@ async fn a_descriptor_agent_host_inherited_does_not_reach_a_sandboxed_command() 
     let seen = seen_by_model(&output);
     assert!(!seen.contains("WROTE-THROUGH-DESCRIPTOR"), "{seen}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "{seen}");
+    // ls's own listing is 3.
     assert!(
-        seen.contains("0 1 2 3 "),
-        "only the standard streams (and ls's own): {seen}"
+        seen.contains("FDS: 0 1 2 3 END"),
+        "only the standard streams: {seen}"
     );
 }

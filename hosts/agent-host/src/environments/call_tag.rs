@@ -10,6 +10,7 @@
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// The variable that names a command's call in its environment.
 pub const CALL_VAR: &str = "AGENT_HOST_CALL";
@@ -26,10 +27,12 @@ pub fn next_tag() -> String {
 /// Kills every process whose environment carries `tag`; returns how many were killed.
 pub fn kill_tagged(tag: &str) -> usize {
     let wanted = format!("{CALL_VAR}={tag}");
+    // One budget for the whole call: processes stuck in an exec cannot slow it further.
+    let deadline = Instant::now() + EXEC_WAIT;
     // A process killed in one sweep may not be a zombie yet in the next: count it once.
     let mut killed = std::collections::BTreeSet::new();
     for _ in 0..SWEEPS {
-        let found = tagged_processes(wanted.as_bytes());
+        let found = tagged_processes(wanted.as_bytes(), deadline);
         if found.is_empty() {
             break;
         }
@@ -49,70 +52,118 @@ pub fn kill_tagged(tag: &str) -> usize {
     killed.len()
 }
 
+/// How long processes in the middle of an `exec` are waited for, all together: loading a
+/// program takes well under a millisecond, but a busy machine may not run it for a while.
+const EXEC_WAIT: Duration = Duration::from_millis(500);
+
 /// Live processes (not zombies) whose initial environment holds the entry `wanted`.
 /// Processes of other users cannot be read and are skipped, as are those that vanish.
-fn tagged_processes(wanted: &[u8]) -> Vec<i32> {
+///
+/// A process in the middle of an `exec` (`setsid sh -c '...; exec sleep 300'` escaping
+/// while its command ends) has its new memory but not yet its new environment, and reads
+/// as empty: those are read again until `deadline`, or they would escape the sweep.
+fn tagged_processes(wanted: &[u8], deadline: Instant) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     let own = std::process::id() as i32;
-    entries
+    let mut tagged = Vec::new();
+    let mut in_exec = Vec::new();
+    let pids = entries
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != own)
-        .filter(|&pid| {
-            environment(pid).is_some_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted))
-        })
-        .filter(|&pid| !is_zombie(pid))
-        .collect()
+        .filter(|&pid| pid != own);
+    for pid in pids {
+        match read_environment(pid, wanted) {
+            Environment::Tagged => tagged.push(pid),
+            Environment::InExec => in_exec.push(pid),
+            Environment::Other => {}
+        }
+    }
+    while !in_exec.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_micros(200));
+        in_exec.retain(|&pid| match read_environment(pid, wanted) {
+            Environment::Tagged => {
+                tagged.push(pid);
+                false
+            }
+            Environment::InExec => true,
+            Environment::Other => false,
+        });
+    }
+    tagged.retain(|&pid| !is_zombie(pid));
+    tagged
 }
 
-/// How long a process in the middle of an `exec` is waited for: loading a program takes
-/// well under a millisecond, but a busy machine may not run it for a while.
-const EXEC_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+enum Environment {
+    Tagged,
+    /// Empty while the process is in an exec: not known yet.
+    InExec,
+    Other,
+}
 
-/// `pid`'s initial environment. A process in the middle of an `exec` (`setsid sh -c '...;
-/// exec sleep 300'` escaping while its command ends) has its new memory but not yet its
-/// new environment, and reads as empty: it is waited for, or it would escape the sweep.
-fn environment(pid: i32) -> Option<Vec<u8>> {
-    let started = std::time::Instant::now();
-    loop {
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-        if !environ.is_empty() || !in_exec(pid) || started.elapsed() > EXEC_WAIT {
-            return Some(environ);
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
+fn read_environment(pid: i32, wanted: &[u8]) -> Environment {
+    let holds = |environ: &[u8]| environ.split(|&b| b == 0).any(|entry| entry == wanted);
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return Environment::Other;
+    };
+    if holds(&environ) {
+        return Environment::Tagged;
+    }
+    if !environ.is_empty() {
+        return Environment::Other;
+    }
+    if Stat::of(pid).is_some_and(|stat| stat.in_exec()) {
+        return Environment::InExec;
+    }
+    // The exec may have ended between the two reads.
+    match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(environ) if holds(&environ) => Environment::Tagged,
+        _ => Environment::Other,
     }
 }
 
-/// Whether `pid` is a user process whose memory has no environment yet: between `exec`
-/// replacing its memory and placing the new program's environment (stat's `env_end`, field
-/// 51, is 0 then; a process with an empty environment has it set). Kernel threads have no
-/// memory and are not in an exec.
-fn in_exec(pid: i32) -> bool {
-    const PF_KTHREAD: u64 = 0x0020_0000;
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // Fields after the command's name, from the third (state) on.
-    let Some((_, after_name)) = stat.rsplit_once(')') else {
-        return false;
-    };
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let field = |number: usize| fields.get(number - 3).and_then(|f| f.parse::<u64>().ok());
-    let live = fields
-        .first()
-        .is_some_and(|state| !matches!(*state, "Z" | "X" | "x"));
-    live && field(9).is_some_and(|flags| flags & PF_KTHREAD == 0) && field(51) == Some(0)
+/// What the sweep needs of `/proc/PID/stat`, read as bytes (a program's name need not be
+/// UTF-8, and may hold spaces and parentheses: the fields start after its last `)`).
+struct Stat {
+    state: u8,
+    flags: u64,
+    /// Where the environment ends in the process's memory (field 51, Linux 3.5); 0 while an
+    /// exec has replaced the memory but not yet placed the new environment, and for a
+    /// process without memory.
+    env_end: Option<u64>,
 }
 
-fn is_zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let (_, after_name) = stat.rsplit_once(')')?;
-            after_name.split_whitespace().next().map(|state| state == "Z")
+impl Stat {
+    fn of(pid: i32) -> Option<Self> {
+        let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+        let name_end = stat.iter().rposition(|&b| b == b')')?;
+        let fields: Vec<&[u8]> = stat[name_end + 1..]
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|f| !f.is_empty())
+            .collect();
+        // `fields[0]` is field 3 (the state).
+        let number =
+            |field: usize| -> Option<u64> { std::str::from_utf8(fields.get(field - 3)?).ok()?.parse().ok() };
+        Some(Self {
+            state: *fields.first()?.first()?,
+            flags: number(9)?,
+            env_end: number(51),
         })
-        .unwrap_or(true)
+    }
+
+    /// A user process, neither exiting nor a zombie, whose memory has no environment yet.
+    fn in_exec(&self) -> bool {
+        const PF_EXITING: u64 = 0x4;
+        const PF_KTHREAD: u64 = 0x0020_0000;
+        !matches!(self.state, b'Z' | b'X' | b'x')
+            && self.flags & (PF_EXITING | PF_KTHREAD) == 0
+            && self.env_end == Some(0)
+    }
+}
+
+/// A zombie, or a process that is gone.
+fn is_zombie(pid: i32) -> bool {
+    Stat::of(pid).is_none_or(|stat| stat.state == b'Z')
 }
 
 #[cfg(test)]
@@ -121,18 +172,12 @@ mod tests {
 
     #[test]
     fn kernel_threads_zombies_and_running_programs_are_not_taken_for_an_exec() {
+        let in_exec = |pid: i32| Stat::of(pid).is_some_and(|stat| stat.in_exec());
         assert!(!in_exec(std::process::id() as i32));
         let kernel_thread = std::fs::read_dir("/proc")
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-            .find(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                    let flags = stat
-                        .rsplit_once(')')
-                        .and_then(|(_, rest)| rest.split_whitespace().nth(6)?.parse::<u64>().ok());
-                    flags.is_some_and(|f| f & 0x0020_0000 != 0)
-                })
-            });
+            .find(|&pid| Stat::of(pid).is_some_and(|stat| stat.flags & 0x0020_0000 != 0));
         // None is visible in a container with its own process namespace.
         if let Some(pid) = kernel_thread {
             assert!(!in_exec(pid), "kernel thread {pid}");
@@ -144,6 +189,28 @@ mod tests {
         }
         assert!(!in_exec(pid));
         quick.wait().unwrap();
+    }
+
+    #[test]
+    fn a_program_named_with_bytes_that_are_not_utf8_is_killed_too() {
+        use std::os::unix::ffi::OsStrExt;
+        let folder = tempfile::tempdir().unwrap();
+        // Not UTF-8, with a space and a parenthesis, which /proc/PID/stat shows as they are.
+        let program = folder.path().join(std::ffi::OsStr::from_bytes(b"\xff sl) eep"));
+        // A link, not a copy: a copy's writable descriptor, inherited by a command another
+        // test forks meanwhile, would make the exec fail (ETXTBSY). The name a process
+        // gets is the one it was started by.
+        std::os::unix::fs::symlink("/bin/sleep", &program).unwrap();
+        let tag = next_tag();
+        let mut child = std::process::Command::new(&program)
+            .arg("300")
+            .env(CALL_VAR, &tag)
+            .spawn()
+            .unwrap();
+        environment_in_place(child.id());
+        assert!(!is_zombie(child.id() as i32));
+        assert_eq!(kill_tagged(&tag), 1);
+        assert!(!child.wait().unwrap().success());
     }
 
     #[test]
