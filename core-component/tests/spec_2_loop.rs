@@ -84,6 +84,33 @@ fn multiple_sequential_inputs_share_one_history() {
 }
 
 #[test]
+fn open_models_slips_are_taken_or_answered_with_the_right_form() {
+    let mut h = Harness::new(vec![
+        tool_reply(&[
+            // Arguments sent as a JSON string holding the object, as small models do.
+            ("t1", "read_file", json!("{\"file_path\": \"notes.txt\"}")),
+            // Another agent's name for a tool.
+            ("t2", "run_shell", json!({"command": "ls"})),
+        ]),
+        text_reply("done"),
+    ]);
+    h.env.put("notes.txt", "first line\n");
+    h.session.submit("go").unwrap();
+    let results = h.tool_results(1);
+    let text = |i: usize| results[i]["content"].as_str().unwrap().to_string();
+    assert_eq!(results[0]["is_error"], false, "{}", text(0));
+    assert!(text(0).contains("first line"), "{}", text(0));
+    assert_eq!(results[1]["is_error"], true);
+    assert!(
+        text(1).starts_with(
+            "Unknown tool: run_shell. Did you mean shell? Call it by that name. Available tools:"
+        ),
+        "{}",
+        text(1)
+    );
+}
+
+#[test]
 fn tool_failures_become_error_results_the_model_can_recover_from() {
     let mut h = Harness::new(vec![
         tool_reply(&[

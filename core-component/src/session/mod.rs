@@ -1,6 +1,7 @@
 //! The session: history, lifecycle and the agentic loop (section 2 of the spec). Tool
 //! rounds are in `tool_round`, the context-window check in `context`.
 
+mod call_repair;
 mod compaction;
 mod context;
 mod offload;

@@ -1,7 +1,7 @@
 //! One tool round: every call of a response is looked up, validated, approved and run, and
 //! each failure becomes an `is_error` result the model can recover from (section 2.5).
 
-use super::Session;
+use super::{Session, call_repair};
 use crate::events::{EventData, ImageInfo, ToolOutcome};
 use crate::history::{HistoryEntry, ToolResult};
 use crate::llm::ToolCall;
@@ -16,6 +16,25 @@ impl Session {
     /// run to completion in order, commands are spawned) and only then are the commands
     /// waited for, so several processes really run at once from this single-threaded loop.
     pub(super) fn execute_round(&self, calls: &[ToolCall]) -> Vec<ToolResult> {
+        let repaired: Vec<ToolCall>;
+        let calls = if calls
+            .iter()
+            .any(|call| call_repair::arguments_in_a_string(&call.arguments).is_some())
+        {
+            repaired = calls
+                .iter()
+                .map(|call| match call_repair::arguments_in_a_string(&call.arguments) {
+                    Some(arguments) => ToolCall {
+                        arguments,
+                        ..call.clone()
+                    },
+                    None => call.clone(),
+                })
+                .collect();
+            &repaired[..]
+        } else {
+            calls
+        };
         if self.profile.supports_parallel_tool_calls && calls.len() > 1 {
             let started: Vec<Started> = calls.iter().map(|call| self.start_call(call)).collect();
             calls
@@ -52,10 +71,14 @@ impl Session {
             )));
         }
         let Some(tool) = tool else {
+            let available = self.profile.registry.names();
+            let meant = call_repair::meant_tool(&call.name, &available)
+                .map(|tool| format!(" Did you mean {tool}? Call it by that name."))
+                .unwrap_or_default();
             return Started::Done(Err(format!(
-                "Unknown tool: {}. Available tools: {}",
+                "Unknown tool: {}.{meant} Available tools: {}",
                 call.name,
-                self.profile.registry.names().join(", ")
+                available.join(", ")
             )));
         };
         if !call.arguments.is_object() {
