@@ -96,6 +96,16 @@ fn open_models_slips_are_taken_or_answered_with_the_right_form() {
     ]);
     h.env.put("notes.txt", "first line\n");
     h.session.submit("go").unwrap();
+    // The next request replays the call with the object that ran, not `{}` or the string.
+    let replayed = &h.transport.request_bodies()[1]["messages"][1]["content"][0];
+    assert_eq!(replayed["input"], json!({"file_path": "notes.txt"}), "{replayed}");
+    let started = h.events_of(EventKind::ToolCallStart);
+    assert_eq!(
+        started[0]["arguments"],
+        json!({"file_path": "notes.txt"}),
+        "{:?}",
+        started[0]
+    );
     let results = h.tool_results(1);
     let text = |i: usize| results[i]["content"].as_str().unwrap().to_string();
     assert_eq!(results[0]["is_error"], false, "{}", text(0));

@@ -4,7 +4,21 @@
 //! answered with an error that names the tool to call, since running another tool than the
 //! one named would show the user a call the model never made.
 
+use agent_protocol::history::{ContentPart, Message};
 use serde_json::Value;
+
+/// Takes every call's arguments that arrived as a JSON string holding an object as that
+/// object, in the response itself: the events, the history, loop detection and every later
+/// request then show what runs (a request would otherwise replay such a call as `{}`).
+pub(super) fn repair_arguments(message: &mut Message) {
+    for part in &mut message.parts {
+        if let ContentPart::ToolCall { arguments, .. } = part
+            && let Some(object) = arguments_in_a_string(arguments)
+        {
+            *arguments = object;
+        }
+    }
+}
 
 /// The object inside arguments that arrived as a JSON string (`"{\"path\": \"a.py\"}"`),
 /// as Chat Completions servers pass through what a small model wrote; `None` when the
@@ -36,6 +50,9 @@ const OTHER_NAMES: &[(&str, &[&str])] = &[
             "terminal",
             "run_terminal_cmd",
             "local_shell",
+            "sh",
+            "zsh",
+            "powershell",
         ],
     ),
     (
@@ -152,6 +169,7 @@ mod tests {
         let openai = tools(&["read_file", "apply_patch", "shell", "grep", "glob", "list_dir"]);
         assert_eq!(meant_tool("run_shell", &openai), Some("shell"));
         assert_eq!(meant_tool("Bash", &openai), Some("shell"));
+        assert_eq!(meant_tool("sh", &openai), Some("shell"));
         assert_eq!(meant_tool("run_shell_command", &openai), Some("shell"));
         assert_eq!(meant_tool("Read", &openai), Some("read_file"));
         assert_eq!(meant_tool("LS", &openai), Some("list_dir"));

@@ -394,7 +394,7 @@ impl Session {
                 // Once per refusal: the provider's count decides whether it fits now.
                 response = self.call_with_retries(|| self.call_model());
             }
-            let response = match response {
+            let mut response = match response {
                 Ok(response) => response,
                 Err(error) if error.kind == ErrorKind::Cancelled => {
                     return Exit::Stopped(self.interruption().unwrap_or(StopReason::Cancelled));
@@ -410,6 +410,7 @@ impl Session {
                 }
             };
             self.total_turns += 1;
+            call_repair::repair_arguments(&mut response.message);
             let text = response.message.text();
             let tool_calls = response.message.tool_calls();
             self.emit(EventData::AssistantTextEnd {

@@ -16,25 +16,6 @@ impl Session {
     /// run to completion in order, commands are spawned) and only then are the commands
     /// waited for, so several processes really run at once from this single-threaded loop.
     pub(super) fn execute_round(&self, calls: &[ToolCall]) -> Vec<ToolResult> {
-        let repaired: Vec<ToolCall>;
-        let calls = if calls
-            .iter()
-            .any(|call| call_repair::arguments_in_a_string(&call.arguments).is_some())
-        {
-            repaired = calls
-                .iter()
-                .map(|call| match call_repair::arguments_in_a_string(&call.arguments) {
-                    Some(arguments) => ToolCall {
-                        arguments,
-                        ..call.clone()
-                    },
-                    None => call.clone(),
-                })
-                .collect();
-            &repaired[..]
-        } else {
-            calls
-        };
         if self.profile.supports_parallel_tool_calls && calls.len() > 1 {
             let started: Vec<Started> = calls.iter().map(|call| self.start_call(call)).collect();
             calls
