@@ -6,12 +6,13 @@ COMPONENT := target/agent-core.wasm
 export AGENT_CORE_COMPONENT := $(CURDIR)/$(COMPONENT)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test bench component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
+.PHONY: run test bench eval component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
 
 help:
 	@echo "make run   - run TASK in WORKDIR (scripted demo when no provider is configured)"
 	@echo "make test  - every test: format, lints, unit, integration, end-to-end, fallback route"
 	@echo "make bench - every benchmark in release mode, one table (BENCHMARKS.md explains it)"
+	@echo "make eval  - the real-model task suite on a local model (EVAL.md explains it)"
 
 ## The core as a WebAssembly component (toolchain set-up included).
 component:
@@ -52,6 +53,14 @@ lint:
 ## results also in target/bench/results.{md,json}. BENCH_ARGS="--only loop,search" picks some.
 bench:
 	scripts/bench.sh $(BENCH_ARGS)
+
+## The real-model task suite (not part of `make test`): sets up Qwen2.5-Coder-1.5B and
+## llama.cpp's server (pinned, hash-checked, cached in ~/.cache/agent-eval), runs every task
+## of eval/tasks.toml through agent-host and through the reference loop, prints one table
+## (EVAL.md). EVAL_ARGS="--quick" or "--tasks a,b --agents compact,openai,reference".
+eval: component
+	cargo build --locked --release -p agent-cli
+	python3 eval/run_eval.py $(EVAL_ARGS)
 
 ## Fuzz the SSE decoder and every stream fold (FUZZ_SECONDS per target, default 60).
 fuzz:

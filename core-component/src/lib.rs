@@ -42,11 +42,11 @@ pub fn run_tool(
     ports: &ports::Ports,
 ) -> Result<String, String> {
     let provider = match provider {
-        "any" => profile::FAMILIES
+        "any" => profile::PROFILES
             .iter()
-            .map(|f| f.family)
-            .find(|f| profile::builtin_registry(*f, 0).get(name).is_some())
-            .map_or("anthropic", ProviderFamily::as_str),
+            .map(|p| p.id)
+            .find(|p| profile::builtin_registry(*p, 0).get(name).is_some())
+            .map_or("anthropic", agent_protocol::Profile::as_str),
         other => other,
     };
     let mut config = SessionConfig::new(provider, "run-tool");

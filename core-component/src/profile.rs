@@ -1,6 +1,7 @@
-//! Provider profiles (section 3 of the spec): which tools a model family gets and the system
-//! prompt it is given, one row per family in `FAMILIES`. What hosts also need to know about a
-//! family (default model, endpoint, context window, command timeout) is `agent-protocol`'s.
+//! Tool profiles (section 3 of the spec): which tools a session gets and the system prompt it
+//! is given, one row per profile in `PROFILES`: one per provider family, plus `compact` for
+//! small and local models. What hosts also need to know about a family (default model,
+//! endpoint, context window, command timeout) is `agent-protocol`'s.
 
 use crate::config::SessionConfig;
 use crate::llm::ToolDefinition;
@@ -12,7 +13,7 @@ use crate::tools::{
     CommandTool, Executor, RegisteredTool, Runner, ToolRegistry, ToolTraits, apply_patch, edit_file, glob,
     grep, list_dir, read_file, read_many_files, shell, subagents, write_file,
 };
-use agent_protocol::ProviderFamily;
+use agent_protocol::Profile as ProfileId;
 use std::rc::Rc;
 
 /// A built-in tool (or, for `Subagents`, the four subagent tools).
@@ -30,23 +31,36 @@ pub enum Builtin {
     Subagents,
 }
 
-/// What a provider family gets.
+/// What a profile gets.
 #[derive(Debug)]
-pub struct Family {
-    pub family: ProviderFamily,
+pub struct ProfileRow {
+    pub id: ProfileId,
     /// Its tools in the order offered. Each family edits the way its reference agent was
     /// trained to: codex with patches, Claude Code and gemini-cli with string replacement;
     /// gemini-cli also lists directories and reads several files at once. Every family
-    /// delegates the same way (spec 7).
+    /// delegates the same way (spec 7). The compact profile keeps Claude Code's core tools
+    /// and drops delegation: a small model given `spawn_agent` hands a one-line rename to a
+    /// subagent, and every tool it is shown costs it attention and prompt tokens.
     pub tools: &'static [Builtin],
     /// Its base prompt, in the terms of its reference agent's tools (spec 6.2). (Its
     /// instruction files are agent-protocol's, which hosts read too.)
     pub prompt: &'static str,
+    /// Whether the first request lists the workspace's files (as gemini-cli sends a folder
+    /// structure): a small model that sees which files exist stops inventing paths. The
+    /// hosted profiles' models find files with glob, as their reference agents do.
+    pub workspace_overview: bool,
+    /// Whether failed calls get error-recovery reminders unless the configuration says
+    /// (session/reminders.rs): measured to help the compact profile's models (EVAL.md).
+    pub reminders: bool,
+    /// Whether a call a Chat Completions server left in the answer's text is read as a call
+    /// (session/text_calls.rs): the local servers small models run on may not parse the
+    /// form their template asks for; hosted models' servers do.
+    pub text_tool_calls: bool,
 }
 
-pub const FAMILIES: [Family; 3] = [
-    Family {
-        family: ProviderFamily::Anthropic,
+pub const PROFILES: [ProfileRow; 4] = [
+    ProfileRow {
+        id: ProfileId::Anthropic,
         tools: &[
             Builtin::ReadFile,
             Builtin::WriteFile,
@@ -57,9 +71,12 @@ pub const FAMILIES: [Family; 3] = [
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/anthropic.md"),
+        workspace_overview: false,
+        reminders: false,
+        text_tool_calls: false,
     },
-    Family {
-        family: ProviderFamily::Openai,
+    ProfileRow {
+        id: ProfileId::Openai,
         tools: &[
             Builtin::ReadFile,
             Builtin::WriteFile,
@@ -70,9 +87,12 @@ pub const FAMILIES: [Family; 3] = [
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/openai.md"),
+        workspace_overview: false,
+        reminders: false,
+        text_tool_calls: false,
     },
-    Family {
-        family: ProviderFamily::Gemini,
+    ProfileRow {
+        id: ProfileId::Gemini,
         tools: &[
             Builtin::ReadFile,
             Builtin::WriteFile,
@@ -85,15 +105,34 @@ pub const FAMILIES: [Family; 3] = [
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/gemini.md"),
+        workspace_overview: false,
+        reminders: false,
+        text_tool_calls: false,
+    },
+    ProfileRow {
+        id: ProfileId::Compact,
+        tools: &[
+            Builtin::ReadFile,
+            Builtin::WriteFile,
+            Builtin::EditFile,
+            Builtin::Shell,
+            Builtin::Glob,
+            Builtin::Grep,
+        ],
+        prompt: include_str!("../prompts/compact.md"),
+        workspace_overview: true,
+        reminders: true,
+        text_tool_calls: true,
     },
 ];
 
-/// The row of a family.
-pub fn family(id: ProviderFamily) -> &'static Family {
+/// The row of a profile.
+pub fn row(id: ProfileId) -> &'static ProfileRow {
     match id {
-        ProviderFamily::Anthropic => &FAMILIES[0],
-        ProviderFamily::Openai => &FAMILIES[1],
-        ProviderFamily::Gemini => &FAMILIES[2],
+        ProfileId::Anthropic => &PROFILES[0],
+        ProfileId::Openai => &PROFILES[1],
+        ProfileId::Gemini => &PROFILES[2],
+        ProfileId::Compact => &PROFILES[3],
     }
 }
 
@@ -127,7 +166,7 @@ impl Profile {
     /// The profile of a session: the provider's tools, filtered by the configuration, plus
     /// the host's tools; capabilities from the model catalog, overridden by the configuration.
     pub fn for_config(config: &SessionConfig) -> Self {
-        let id = config.family().unwrap_or(ProviderFamily::Anthropic);
+        let id = config.profile().unwrap_or(ProfileId::Anthropic);
         let default_command_timeout_ms = config.default_command_timeout_ms();
         let mut registry = builtin_registry(id, default_command_timeout_ms);
         if let Some(enabled) = &config.enabled_tools {
@@ -220,10 +259,10 @@ macro_rules! text {
     };
 }
 
-/// The built-in tools of a family, in its table's order.
-pub fn builtin_registry(id: ProviderFamily, default_command_timeout_ms: u64) -> ToolRegistry {
+/// The built-in tools of a profile, in its table's order.
+pub fn builtin_registry(id: ProfileId, default_command_timeout_ms: u64) -> ToolRegistry {
     let mut registry = ToolRegistry::default();
-    for builtin in family(id).tools {
+    for builtin in row(id).tools {
         for tool in registered(*builtin, default_command_timeout_ms) {
             registry.register(tool);
         }
@@ -301,8 +340,8 @@ pub fn system_prompt(
     context: &PromptContext,
     now_ms: u64,
 ) -> String {
-    let id = config.family().unwrap_or(ProviderFamily::Anthropic);
-    let mut prompt = String::from(family(id).prompt.trim_end());
+    let id = config.profile().unwrap_or(ProfileId::Anthropic);
+    let mut prompt = String::from(row(id).prompt.trim_end());
     let git = context.git.as_ref();
     prompt.push_str(&format!(
         "\n\n<environment>\nWorking directory: {}\nIs git repository: {}\n{}Platform: {}\nOS version: {}\n\

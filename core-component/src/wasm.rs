@@ -460,6 +460,7 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
             base_delay_ms: r.base_delay_ms,
             max_delay_ms: r.max_delay_ms,
         }),
+        system_reminders: c.system_reminders,
     }
 }
 

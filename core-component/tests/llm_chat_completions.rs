@@ -156,3 +156,147 @@ fn errors_use_the_openai_envelope_and_an_unfinished_stream_is_an_error() {
         "{error}"
     );
 }
+
+fn compact() -> SessionConfig {
+    let mut config = SessionConfig::new("compact", "qwen2.5-coder-1.5b-instruct");
+    config.endpoint = "local".to_string();
+    config.protocol = WireProtocol::ChatCompletions;
+    config
+}
+
+/// The message of a Chat Completions request's `messages` at `i`, as text.
+fn content(body: &Value, i: usize) -> String {
+    body["messages"][i]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_call_the_server_left_in_the_text_runs_and_failures_get_reminders() {
+    let env = FakeEnv::default();
+    env.put("calc.py", "def add(a, b):\n    return a - b\n");
+    let mut h = Harness::with(
+        env,
+        compact(),
+        vec![
+            reply(
+                "",
+                "I will read it.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"file_path\": \"src/calc.py\"}}\n```",
+                &[],
+            ),
+            reply("", "Done.", &[]),
+            reply("", "The file does not exist; nothing to do.", &[]),
+        ],
+    );
+    let outcome = h.session.submit("fix calc.py").unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Completed);
+    assert_eq!(outcome.final_text, "The file does not exist; nothing to do.");
+    let bodies = h.transport.request_bodies();
+    assert_eq!(bodies.len(), 3);
+    // The first request lists the workspace's files before the input.
+    assert!(
+        content(&bodies[0], 1).contains("<workspace_files>"),
+        "{}",
+        bodies[0]
+    );
+    assert!(content(&bodies[0], 1).contains("\ncalc.py\n"), "{}", bodies[0]);
+    // The input names calc.py: its contents come along, as a read would show them.
+    assert!(
+        content(&bodies[0], 1).contains("<file path=\"calc.py\">\ndef add(a, b):\n    return a - b\n</file>"),
+        "{}",
+        bodies[0]
+    );
+    assert_eq!(content(&bodies[0], 2), "fix calc.py");
+    // The fenced block became a call: replayed as one, with the prose kept as the text.
+    let assistant = &bodies[1]["messages"][3];
+    assert_eq!(assistant["content"], "I will read it.", "{assistant}");
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
+    let result = content(&bodies[1], 4);
+    assert!(
+        result.contains("not found")
+            && result
+                .contains("<system-reminder>The call failed, so the task is not done yet. Check the path"),
+        "{result}"
+    );
+    // "Done." right after the failed call is sent back once to be verified; the next answer
+    // ends the input.
+    assert!(
+        content(&bodies[2], 6).contains(
+            "The task is not done: your last tool call failed (Tool error (read_file): file not found: src/calc.py). The task was: fix calc.py\nCall a tool now"
+        ),
+        "{}",
+        bodies[2]
+    );
+}
+
+#[test]
+fn reminders_can_be_turned_off_and_text_calls_are_read_on_chat_completions_only() {
+    let mut config = compact();
+    config.system_reminders = Some(false);
+    let fenced = "```json\n{\"name\": \"read_file\", \"arguments\": {\"file_path\": \"missing.py\"}}\n```";
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![reply("", fenced, &[]), reply("", "Done.", &[])],
+    );
+    assert_eq!(h.session.submit("go").unwrap().final_text, "Done.");
+    let bodies = h.transport.request_bodies();
+    assert_eq!(bodies.len(), 2);
+    let result = content(&bodies[1], 4);
+    assert!(
+        result.contains("not found") && !result.contains("system-reminder"),
+        "{result}"
+    );
+
+    // Over Anthropic's protocol the same text is an answer, not a call.
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        SessionConfig::new("compact", "m"),
+        vec![common::text_reply(fenced)],
+    );
+    let outcome = h.session.submit("go").unwrap();
+    assert_eq!(outcome.final_text, fenced);
+    assert_eq!(h.transport.request_bodies().len(), 1);
+}
+
+#[test]
+fn a_refused_call_gets_no_reminder_and_the_answer_after_it_stands() {
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        compact(),
+        vec![
+            reply("", "", &[("c1", "shell", json!({"command": "rm -rf build"}))]),
+            reply("", "Understood, I will not delete it.", &[]),
+        ],
+    );
+    h.host.denied_tools.borrow_mut().push("shell".to_string());
+    let outcome = h.session.submit("clean up").unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Completed);
+    assert_eq!(outcome.final_text, "Understood, I will not delete it.");
+    let bodies = h.transport.request_bodies();
+    assert_eq!(bodies.len(), 2, "no nudge after a refusal");
+    assert_eq!(
+        content(&bodies[1], 4),
+        "The user denied this shell call: denied by test policy"
+    );
+}
+
+#[test]
+fn no_nudge_when_the_turn_limit_leaves_no_request() {
+    let mut config = compact();
+    config.limits.max_turns = 2;
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![
+            reply("", "", &[("c1", "read_file", json!({"file_path": "missing.py"}))]),
+            reply("", "Done.", &[]),
+        ],
+    );
+    let outcome = h.session.submit("go").unwrap();
+    // The input completes with the model's answer, not at the limit on a reminder's account.
+    assert_eq!(outcome.stop_reason, StopReason::Completed);
+    assert_eq!(outcome.final_text, "Done.");
+    assert_eq!(h.transport.request_bodies().len(), 2);
+}

@@ -1,7 +1,7 @@
 //! Session configuration (section 2.2 of the spec); mirrors the WIT `agent.session-config`.
 
 use crate::history::ToolDefinition;
-use crate::provider::{ProviderFamily, ReasoningEffort, WireProtocol};
+use crate::provider::{Profile, ProviderFamily, ReasoningEffort, WireProtocol};
 use serde::{Deserialize, Serialize};
 
 /// Session limits; 0 means unlimited where it applies.
@@ -96,7 +96,8 @@ pub struct ToolOutputLimit {
 /// Everything a session needs to start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionConfig {
-    /// The provider profile's id (`anthropic`, `openai`, `gemini`); checked by `validate`.
+    /// The tool profile's id (`anthropic`, `openai`, `gemini`, `compact`); checked by
+    /// `validate`.
     pub provider: String,
     pub model: String,
     pub endpoint: String,
@@ -127,14 +128,17 @@ pub struct SessionConfig {
     /// How failed LLM requests are retried; `None`: [`RetrySettings::default`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetrySettings>,
+    /// Error-recovery reminders (issue 23); `None`: the profile's choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_reminders: Option<bool>,
 }
 
 impl SessionConfig {
-    /// A configuration with the defaults for a provider profile and model: the family's own
-    /// endpoint and protocol, and the default limits. An unknown provider is kept as given
-    /// (with Anthropic's endpoint) so that `validate` can name it.
+    /// A configuration with the defaults for a profile and model: its family's own endpoint
+    /// and protocol, and the default limits. An unknown profile is kept as given (with
+    /// Anthropic's endpoint) so that `validate` can name it.
     pub fn new(provider: &str, model: &str) -> Self {
-        let family = ProviderFamily::parse(provider).unwrap_or(ProviderFamily::Anthropic);
+        let family = Profile::parse(provider).map_or(ProviderFamily::Anthropic, Profile::family);
         Self {
             provider: provider.to_string(),
             model: model.to_string(),
@@ -156,21 +160,22 @@ impl SessionConfig {
             image_input: None,
             knowledge_cutoff: None,
             retry: None,
+            system_reminders: None,
         }
     }
 
-    /// The provider family, once `validate` has passed.
-    pub fn family(&self) -> Option<ProviderFamily> {
-        ProviderFamily::parse(&self.provider)
+    /// The tool profile, once `validate` has passed.
+    pub fn profile(&self) -> Option<Profile> {
+        Profile::parse(&self.provider)
     }
 
     /// Checks what the loop relies on; the error names the offending field.
     pub fn validate(&self) -> Result<(), String> {
-        if self.family().is_none() {
+        if self.profile().is_none() {
             return Err(format!(
                 "provider: unknown profile {:?} (expected one of {})",
                 self.provider,
-                ProviderFamily::names()
+                Profile::names()
             ));
         }
         if self.model.trim().is_empty() {
@@ -197,8 +202,8 @@ impl SessionConfig {
     /// The timeout of a command that names none: the configured one, else the family's.
     pub fn default_command_timeout_ms(&self) -> u64 {
         self.limits.default_command_timeout_ms.unwrap_or_else(|| {
-            self.family()
-                .unwrap_or(ProviderFamily::Anthropic)
+            self.profile()
+                .map_or(ProviderFamily::Anthropic, Profile::family)
                 .default_command_timeout_ms()
         })
     }

@@ -26,5 +26,5 @@ pub use history::{
     ToolDefinition, ToolResult, Turn, Usage,
 };
 pub use outcome::{AgentError, CompactionReport, ErrorKind, SessionState, StopReason, SubmitOutcome};
-pub use provider::{AuthStyle, ProviderFamily, ReasoningEffort, WireProtocol};
+pub use provider::{AuthStyle, Profile, ProviderFamily, ReasoningEffort, WireProtocol};
 pub use usage::{Spending, UsageTotals};

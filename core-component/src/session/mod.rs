@@ -5,8 +5,10 @@ mod call_repair;
 mod compaction;
 mod context;
 mod offload;
+mod reminders;
 mod request;
 mod saved;
+mod text_calls;
 mod tool_round;
 
 use crate::config::SessionConfig;
@@ -210,15 +212,41 @@ impl Session {
     /// The project's git snapshot and instruction files, read once per session (spec 6.4).
     fn gather_prompt_context(&mut self) {
         if self.prompt_context.is_none() {
-            let family = self
-                .config
-                .family()
-                .unwrap_or(agent_protocol::ProviderFamily::Anthropic);
+            let family = self.config.profile().map_or(
+                agent_protocol::ProviderFamily::Anthropic,
+                agent_protocol::Profile::family,
+            );
             self.prompt_context = Some(prompt_context::gather(
                 self.ports.env.as_ref(),
                 family.instruction_files(),
             ));
             self.forget_request_prefix();
+        }
+    }
+
+    /// A profile that lists the workspace's files gets them once, before the first input,
+    /// as a note in the history rather than in the system prompt: the prompt (and the tools
+    /// that follow it in local models' templates) stays the same from one workspace to the
+    /// next, so a server's prompt cache keeps it, and a resumed session sees the list it saw.
+    fn add_workspace_overview(&mut self, input: &str) {
+        let profile = self
+            .config
+            .profile()
+            .unwrap_or(agent_protocol::Profile::Anthropic);
+        if !crate::profile::row(profile).workspace_overview {
+            return;
+        }
+        let env = self.ports.env.as_ref();
+        if let Some(overview) = prompt_context::workspace_overview(env, input) {
+            // A file shown whole counts as read, as read_file would have it.
+            let working_dir = env.working_directory();
+            for (path, bytes) in &overview.shown {
+                self.stamps.saw(path, &working_dir, bytes);
+            }
+            self.append(Turn::System {
+                content: overview.text,
+                timestamp_ms: self.now(),
+            });
         }
     }
 
@@ -282,6 +310,9 @@ impl Session {
         self.state = SessionState::Processing;
         self.input_usage = Default::default();
         self.gather_prompt_context();
+        if self.history.is_empty() {
+            self.add_workspace_overview(input);
+        }
         self.append(Turn::User {
             content: input.to_string(),
             timestamp_ms: self.now(),
@@ -350,6 +381,7 @@ impl Session {
     }
 
     fn run_rounds(&mut self, rounds: &mut u32, final_text: &mut String) -> Exit {
+        let mut nudged = false;
         loop {
             let limits = &self.config.limits;
             if limits.max_tool_rounds_per_input > 0 && *rounds >= limits.max_tool_rounds_per_input {
@@ -410,6 +442,17 @@ impl Session {
                 }
             };
             self.total_turns += 1;
+            if self.reads_calls_from_text() {
+                let turn = self.total_turns;
+                let available = self.profile.registry.names();
+                let history = &self.history;
+                text_calls::take_calls_from_text(
+                    &mut response.message,
+                    &available,
+                    |block| text_calls::quoted_in(history, block),
+                    |i| format!("call_text_{turn}_{i}"),
+                );
+            }
             call_repair::repair_arguments(&mut response.message);
             let text = response.message.text();
             let tool_calls = response.message.tool_calls();
@@ -430,6 +473,20 @@ impl Session {
             });
             self.check_context_usage(&usage);
             *final_text = text;
+            if tool_calls.is_empty()
+                && !nudged
+                && self.reminders_on()
+                && !asks_a_question(final_text)
+                && self.may_send_another_request()
+                && let Some(reminder) = self.unverified_finish()
+            {
+                nudged = true;
+                self.append(Turn::System {
+                    content: reminder,
+                    timestamp_ms: self.now(),
+                });
+                continue;
+            }
             if tool_calls.is_empty() {
                 let stop = if asks_a_question(final_text) {
                     StopReason::AwaitingInput
@@ -450,9 +507,23 @@ impl Session {
         }
     }
 
+    /// Whether the limits let the input send one more request (a reminder is never the
+    /// reason an input ends at a limit instead of completing).
+    fn may_send_another_request(&self) -> bool {
+        let limits = &self.config.limits;
+        !(limits.max_turns > 0 && self.total_turns >= limits.max_turns) && self.budget_exceeded().is_none()
+    }
+
     /// Stops the input (TURN_LIMIT) once the token or cost budget is spent: by the session
     /// and its subagents together, whichever of them is about to send a request.
     fn budget_spent(&self) -> Option<StopReason> {
+        let (limit, value) = self.budget_exceeded()?;
+        self.emit(EventData::TurnLimit { limit, value });
+        Some(StopReason::TurnLimit)
+    }
+
+    /// The budget limit the session tree has reached, with the amount spent.
+    fn budget_exceeded(&self) -> Option<(LimitName, u32)> {
         let limits = &self.config.limits;
         if limits.max_session_tokens == 0 && limits.max_cost_cents == 0 {
             return None;
@@ -470,8 +541,7 @@ impl Session {
         } else {
             return None;
         };
-        self.emit(EventData::TurnLimit { limit, value });
-        Some(StopReason::TurnLimit)
+        Some((limit, value))
     }
 
     /// Compacts after the provider refused a request as too long; whether the history

@@ -46,10 +46,10 @@ impl Session {
             changes: traits.changed_paths(&call.arguments),
         });
         if self.interruption().is_some() {
-            return Started::Done(Err(format!(
+            return Started::Refused(format!(
                 "Tool {} was not run: the user interrupted the session.",
                 call.name
-            )));
+            ));
         }
         let Some(tool) = tool else {
             let available = self.profile.registry.names();
@@ -82,7 +82,7 @@ impl Session {
             summary: traits.approval_summary(&call.name, &call.arguments),
             category: traits.category,
         }) {
-            return Started::Done(Err(format!("The user denied this {} call: {reason}", call.name)));
+            return Started::Refused(format!("The user denied this {} call: {reason}", call.name));
         }
         let ctx = ToolContext {
             env: self.ports.env.as_ref(),
@@ -118,6 +118,8 @@ impl Session {
             .get(&call.name)
             .map_or(ToolTraits::HOST, |t| t.traits);
         let limits = truncation::limits_for(&self.config, &call.name, &traits);
+        // A refusal is the user's decision, not a mistake to fix: no reminder to try again.
+        let remind = self.reminders_on() && !matches!(started, Started::Refused(_));
         let (result, outcome) = match started.finish(&mut on_output) {
             Ok(output) => {
                 let content = self.shown_to_model(call, &output.text, &limits);
@@ -145,9 +147,14 @@ impl Session {
                 )
             }
             Err(error) => {
+                let mut content =
+                    truncation::truncate_chars(&error, limits.max_chars, truncation::Mode::HeadTail);
+                if remind {
+                    content.push_str(&super::reminders::after_failure(&call.name, &error));
+                }
                 let result = ToolResult {
                     tool_call_id: call.id.clone(),
-                    content: truncation::truncate_chars(&error, limits.max_chars, truncation::Mode::HeadTail),
+                    content,
                     is_error: true,
                     images: Vec::new(),
                 };

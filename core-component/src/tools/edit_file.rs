@@ -34,6 +34,33 @@ pub fn definition() -> ToolDefinition {
     }
 }
 
+/// A file this small is shown whole when old_string is not in it: the model's next attempt
+/// can copy from it without a read in between (a small model, told to read the file, often
+/// answers with text instead).
+const SHOWN_ON_MISS_BYTES: usize = 4_000;
+const SHOWN_ON_MISS_LINES: usize = 100;
+
+/// The words that say the file is shown (the reminders point to it instead of a read).
+pub const FILE_SHOWN: &str = "Copy old_string exactly from the file as it is now, between the markers";
+
+fn not_found(path: &str, content: &str) -> String {
+    let mut message =
+        format!("old_string was not found in {path}, not even ignoring whitespace and indentation.");
+    if content.len() <= SHOWN_ON_MISS_BYTES && content.lines().count() <= SHOWN_ON_MISS_LINES {
+        message.push_str(&format!(
+            " {FILE_SHOWN}:\n----- {path} -----\n{content}{}----- end of {path} -----",
+            if content.ends_with('\n') || content.is_empty() {
+                ""
+            } else {
+                "\n"
+            }
+        ));
+    } else {
+        message.push_str(" Read the file again and copy the exact text to replace.");
+    }
+    message
+}
+
 pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     let path = required_str(args, "file_path")?;
     let old = required_str(args, "old_string")?;
@@ -57,10 +84,7 @@ pub fn run(args: &Value, ctx: &ToolContext<'_>) -> Result<String, String> {
     };
     let old = old.replace("\r\n", "\n");
     let Some((pass, regions)) = edit_match::find(&content, &old) else {
-        return Err(format!(
-            "old_string was not found in {path}, not even ignoring whitespace and indentation. \
-             Read the file again and copy the exact text to replace."
-        ));
+        return Err(not_found(path, &content));
     };
     if regions.len() > 1 && !replace_all {
         let lines: Vec<String> = regions
@@ -189,7 +213,22 @@ fn indent(line: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::fit_indentation;
+    use super::{SHOWN_ON_MISS_BYTES, fit_indentation, not_found};
+
+    #[test]
+    fn a_miss_in_a_small_file_shows_the_file_and_a_large_one_asks_for_a_read() {
+        let small = not_found("c.json", "{\n  \"port\": 8080\n}");
+        assert!(
+            small.ends_with(
+                "between the markers:\n----- c.json -----\n{\n  \"port\": 8080\n}\n----- end of c.json -----"
+            ),
+            "{small}"
+        );
+        let large = not_found("big.txt", &"x".repeat(SHOWN_ON_MISS_BYTES + 1));
+        assert!(large.ends_with("Read the file again and copy the exact text to replace."));
+        let many_lines = not_found("lines.txt", &"a\n".repeat(101));
+        assert!(!many_lines.contains("-----"), "{many_lines}");
+    }
 
     #[test]
     fn a_replacement_takes_the_indentation_the_file_has() {

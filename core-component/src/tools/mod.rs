@@ -92,6 +92,8 @@ pub struct RegisteredTool {
 pub enum Started {
     Done(Result<ToolOutput, String>),
     Running(RunningCommand),
+    /// Not run: the user (or the approval policy) refused it, or interrupted the session.
+    Refused(String),
 }
 
 /// A command tool's process, started and not yet waited for.
@@ -118,6 +120,7 @@ impl Started {
         match self {
             Self::Done(outcome) => outcome,
             Self::Running(command) => Ok(command.finish(on_output).into()),
+            Self::Refused(reason) => Err(reason),
         }
     }
 }

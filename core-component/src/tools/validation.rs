@@ -175,7 +175,7 @@ mod tests {
     fn every_builtin_schema_is_valid_against_the_metaschema() {
         // The component compiles built-in schemas without the metaschema check (see
         // `Origin::Builtin`); this is the check, for every profile's tools.
-        for provider in agent_protocol::ProviderFamily::ALL {
+        for provider in agent_protocol::Profile::ALL {
             let registry = crate::profile::builtin_registry(provider, 10_000);
             let definitions = registry.definitions();
             let checked = SchemaValidator::new(definitions.iter().map(|d| (d, Origin::Host)));

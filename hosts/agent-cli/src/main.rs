@@ -3,7 +3,7 @@
 use agent_host::approval::ApprovalPolicy;
 use agent_host::compile_cache::default_cache_dir;
 use agent_host::config::{
-    PluginOptions, PluginSources, Settings, SettingsFlags, Source, default_model, load_plugins,
+    PluginOptions, PluginSources, Settings, SettingsFlags, Source, Sourced, default_model, load_plugins,
     locate_component, session_config,
 };
 use agent_host::embed::{Error, Host, HostTool, SessionOptions, StopReason};
@@ -114,7 +114,7 @@ enum Command {
     /// Show a provider profile as a session would use it: capabilities, tools and the
     /// system prompt for a working directory. Makes no LLM request.
     Profile {
-        /// anthropic, openai or gemini.
+        /// anthropic, openai, gemini or compact.
         #[arg(long, default_value = "anthropic")]
         provider: String,
         /// Model name (default: the profile's default model).
@@ -308,7 +308,13 @@ async fn run(
         Ok(replay) => replay,
         Err(message) => return fail(exit::USAGE, message),
     };
-    if let (Some(_), Some(provider), Some(model)) = (&replay, provider, model) {
+    if let (Some(recording), Some(provider), Some(model)) = (&replay, provider, model) {
+        // The recorded session's profile, whatever the endpoint's default is today.
+        if let Some(profile) = agent_protocol::Profile::parse(&recording.session().provider) {
+            settings
+                .endpoint_profile
+                .insert(provider.clone(), Sourced::new(profile, Source::flag("--replay")));
+        }
         settings.set_target(provider, model, Source::flag("--replay"));
     }
     let target = match settings.target() {

@@ -38,6 +38,15 @@ fn names(list: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The names of Chat Completions tools (`{"type": "function", "function": {"name": ...}}`).
+fn function_names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect()
+}
+
 /// Runs the create-hello.py task with `--provider` in a fresh folder; checks that it
 /// succeeded and that the file has the right content.
 async fn create_hello(
@@ -110,7 +119,20 @@ async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> 
     );
     let first = requests[0].json();
     assert_eq!(first["model"], "qwen3-coder");
-    assert_prompt_for(first["messages"][0]["content"].as_str().unwrap(), "Codex notes.");
+    // A named Chat Completions endpoint gets the compact profile (issue 23): Claude Code's
+    // core tools without subagents, its instruction files, and the workspace's files.
+    assert_prompt_for(first["messages"][0]["content"].as_str().unwrap(), "Claude notes.");
+    assert_eq!(
+        function_names(&first["tools"]),
+        ["read_file", "write_file", "edit_file", "shell", "glob", "grep"]
+    );
+    assert!(
+        first["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("<workspace_files>"),
+        "{first}"
+    );
     assert_eq!(first["stream"], true);
     let second = requests[1].json();
     let tool_message = second["messages"]
@@ -128,6 +150,58 @@ async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> 
             .starts_with("Created hello.py")
     );
     assert!(stdout(&output).contains("Created hello.py."));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_section_chooses_the_profile_of_its_sessions() -> anyhow::Result<()> {
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[tool_use(
+                "call_1",
+                "write_file",
+                json!({"file_path": "hello.py", "content": "print(\"Hello\")\n"}),
+            )]),
+            message(&[text("Created hello.py.")]),
+        ],
+        require_api_key: None,
+    })
+    .await?;
+    let config = tempfile::tempdir()?;
+    std::fs::write(
+        config.path().join("config.toml"),
+        format!(
+            "[endpoints.vllm]\nbase_url = \"{}/v1\"\nprofile = \"openai\"\n",
+            server.base_url()
+        ),
+    )?;
+    let mut command = agent_host();
+    command
+        .env("AGENT_HOST_CONFIG_DIR", config.path())
+        .env("VLLM_MODEL", "qwen3-coder");
+    create_hello(command, "vllm").await?;
+    let first = server.requests()[0].json();
+    assert_eq!(function_names(&first["tools"]), common::profile_tools("openai"));
+    assert_prompt_for(first["messages"][0]["content"].as_str().unwrap(), "Codex notes.");
+    assert!(!first["messages"].to_string().contains("<workspace_files>"));
+
+    std::fs::write(
+        config.path().join("config.toml"),
+        "[endpoints.vllm]\nbase_url = \"http://127.0.0.1:9/v1\"\nprofile = \"tiny\"\n",
+    )?;
+    let refused = agent_host()
+        .args(["run", "hi", "--provider", "vllm", "--model", "m"])
+        .env("AGENT_HOST_CONFIG_DIR", config.path())
+        .output()
+        .await?;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(
+            "endpoints.vllm.profile: unknown profile \"tiny\": use anthropic, openai, gemini, compact"
+        ),
+        "{}",
+        stderr(&refused)
+    );
     Ok(())
 }
 

@@ -78,5 +78,6 @@ export function sessionConfig(options = {}) {
     imageInput: options.imageInput,
     knowledgeCutoff: options.knowledgeCutoff,
     retry: options.retry && retrySettings(options.retry),
+    systemReminders: options.systemReminders,
   };
 }

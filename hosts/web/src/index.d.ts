@@ -120,6 +120,8 @@ export interface SessionConfigOptions {
   parallelToolCalls?: boolean;
   imageInput?: boolean;
   knowledgeCutoff?: string;
+  /** Error-recovery reminders after failed tool calls (default: the profile's choice). */
+  systemReminders?: boolean;
   /**
    * How failed LLM requests (network errors, rate limits, overloaded or failing servers) are
    * retried: doubling waits with jitter from `baseDelayMs`, never above `maxDelayMs` (at most

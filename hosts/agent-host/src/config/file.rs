@@ -8,7 +8,7 @@ use crate::config::source::{LayerKind, Source, Sourced, line_of};
 use crate::environments::env_vars::EnvPolicy;
 use crate::host_tools::command::CommandToolSpec;
 use crate::sandbox::SandboxMode;
-use agent_protocol::{ReasoningEffort, WireProtocol};
+use agent_protocol::{Profile, ReasoningEffort, WireProtocol};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,8 @@ struct RawFile {
 struct RawEndpoint {
     base_url: Option<Spanned<String>>,
     protocol: Option<Spanned<String>>,
+    profile: Option<Spanned<String>>,
+    reminders: Option<Spanned<bool>>,
     api_key_env: Option<Spanned<String>>,
     api_key: Option<Spanned<toml::Value>>,
     max_retries: Option<Spanned<u32>>,
@@ -71,6 +73,10 @@ pub struct FileEndpoint {
     pub at: Source,
     pub base_url: Option<Sourced<String>>,
     pub protocol: Option<Sourced<WireProtocol>>,
+    /// The tool profile its sessions get (issue 23); `None`: the protocol's default.
+    pub profile: Option<Sourced<Profile>>,
+    /// Error-recovery reminders for its sessions; `None`: the profile's choice.
+    pub reminders: Option<Sourced<bool>>,
     pub api_key_env: Option<Sourced<String>>,
     /// How its failed requests are retried (issue 22), each part where it is set.
     pub max_retries: Option<Sourced<u32>>,
@@ -150,6 +156,11 @@ pub fn effort_name(effort: ReasoningEffort) -> &'static str {
         ReasoningEffort::Medium => "medium",
         ReasoningEffort::High => "high",
     }
+}
+
+/// Parses a tool profile's name as written in `[endpoints.<name>] profile`.
+pub fn parse_profile(value: &str) -> Result<Profile, String> {
+    Profile::parse(value).ok_or_else(|| format!("unknown profile {value:?}: use {}", Profile::names()))
 }
 
 /// Parses a wire protocol name as written in `[endpoints.<name>] protocol`.
@@ -241,6 +252,17 @@ impl FileLayer {
                         &place,
                         &at,
                     )?,
+                    profile: parsed(
+                        &endpoint_ref.profile,
+                        &format!("{key}.profile"),
+                        parse_profile,
+                        &place,
+                        &at,
+                    )?,
+                    reminders: endpoint_ref
+                        .reminders
+                        .as_ref()
+                        .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
                     api_key_env: endpoint_ref.api_key_env.as_ref().map(sourced),
                     max_retries: endpoint_ref
                         .max_retries

@@ -12,7 +12,7 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
 use crate::sandbox::SandboxMode;
 use crate::transport::endpoints::{COMPATIBLE_VAR, Endpoint, Endpoints, variable_prefix};
-use agent_protocol::{Limits, ReasoningEffort, RetrySettings, WireProtocol};
+use agent_protocol::{Limits, Profile, ReasoningEffort, RetrySettings, WireProtocol};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -70,6 +70,11 @@ pub struct Settings {
     /// The retry settings of endpoints whose `[endpoints.NAME]` sets any (the others
     /// retry as `RetrySettings::default`).
     pub endpoint_retry: BTreeMap<String, EndpointRetry>,
+    /// The tool profile of endpoints whose `[endpoints.NAME]` names one (the others get
+    /// their protocol's default, [`Settings::profile_of`]).
+    pub endpoint_profile: BTreeMap<String, Sourced<Profile>>,
+    /// Whether sessions on an endpoint get error-recovery reminders, where its section says.
+    pub endpoint_reminders: BTreeMap<String, Sourced<bool>>,
     /// `[[tools]]` (project file) and `[plugins]` (project file, else user file).
     pub agent: AgentConfig,
     pub plugins_source: Source,
@@ -135,6 +140,8 @@ impl Settings {
         let flag = |name: &str| Source::flag(name);
         let (endpoints, endpoint_sources) = merge_endpoints(lookup, &files)?;
         let endpoint_retry = merge_retry(&files)?;
+        let endpoint_profile = per_endpoint(&files, |s| s.profile.clone());
+        let endpoint_reminders = per_endpoint(&files, |s| s.reminders.clone());
 
         let provider = files
             .iter()
@@ -257,6 +264,8 @@ impl Settings {
             endpoints,
             endpoint_sources,
             endpoint_retry,
+            endpoint_profile,
+            endpoint_reminders,
             agent,
             plugins_source,
             tools_source,
@@ -329,6 +338,20 @@ fn file_tool_config(user: Option<&FileLayer>, project: Option<&FileLayer>) -> Ag
         config.plugins = user.agent.plugins.clone();
     }
     config
+}
+
+impl Settings {
+    /// The tool profile of sessions on endpoint `name`: the one its section names, else its
+    /// protocol's default (compact for Chat Completions, the family's for the others).
+    pub fn profile_of(&self, name: &str) -> Sourced<Profile> {
+        self.endpoint_profile.get(name).cloned().unwrap_or_else(|| {
+            let protocol = self
+                .endpoints
+                .get(name)
+                .map_or(WireProtocol::AnthropicMessages, |e| e.protocol);
+            Sourced::default_value(protocol.default_profile())
+        })
+    }
 }
 
 /// The endpoints of the environment with the files' `[endpoints]` under them: a variable
@@ -430,6 +453,17 @@ fn merge_endpoints(
         endpoints.insert(endpoint);
     }
     Ok((endpoints, sources))
+}
+
+/// What `field` says for each endpoint whose sections set it (the project file's first).
+fn per_endpoint<T>(
+    files: &[Option<&FileLayer>; 2],
+    field: impl Fn(&FileEndpoint) -> Option<T>,
+) -> BTreeMap<String, T> {
+    endpoint_sections(files)
+        .into_iter()
+        .filter_map(|(name, sections)| Some((name.clone(), sections.into_iter().find_map(&field)?)))
+        .collect()
 }
 
 /// Each endpoint the files name, with its sections: the project file's first (its fields

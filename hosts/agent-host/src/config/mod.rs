@@ -19,6 +19,9 @@
 //! base_url = "http://127.0.0.1:11434/v1"
 //! protocol = "chat-completions"     # anthropic | openai-responses | chat-completions | gemini
 //! api_key_env = "OLLAMA_API_KEY"    # the variable holding the key (never the key itself)
+//! profile = "compact"               # tools and prompt: anthropic | openai | gemini | compact
+//!                                   # (default: compact for chat-completions, else the family's)
+//! reminders = true                  # error-recovery reminders (default: on for compact only)
 //! max_retries = 4                  # failed requests tried again (default 2, at most 20),
 //! retry_base_delay_ms = 500         # after doubling waits with jitter from this (default
 //! retry_max_delay_ms = 30000        # 1000) up to this (default 60000, at most 600000)

@@ -57,7 +57,7 @@ impl Settings {
         Ok(RunTarget {
             provider: provider.clone(),
             protocol: endpoint.protocol,
-            profile: endpoint.protocol.family().as_str(),
+            profile: self.profile_of(provider).value.as_str(),
             model: model.value.clone(),
         })
     }
@@ -67,6 +67,7 @@ impl Settings {
         let mut config = SessionConfig::new(target.profile, &target.model);
         config.endpoint = target.provider.clone();
         config.protocol = target.protocol;
+        config.system_reminders = self.endpoint_reminders.get(&target.provider).map(|r| r.value);
         config.retry = self
             .endpoint_retry
             .get(&target.provider)

@@ -125,6 +125,7 @@ impl Settings {
                     protocol_name(endpoint.protocol),
                     &sources.protocol,
                 ),
+                sourced(&key("profile"), &self.profile_of(&name).map(|p| p.as_str())),
                 entry(&key("api_key_env"), endpoint.key_var.as_str(), &sources.key_var),
                 sourced(&key("max_retries"), &retry.max_retries),
                 sourced(&key("retry_base_delay_ms"), &retry.base_delay_ms),
@@ -139,6 +140,10 @@ impl Settings {
                     &key_source,
                 ),
             ]);
+            // Unset, the profile decides (the component's profile table).
+            if let Some(reminders) = self.endpoint_reminders.get(&name) {
+                entries.push(sourced(&key("reminders"), reminders));
+            }
         }
         let plugins = &self.agent.plugins;
         let path = |p: &std::path::Path| p.display().to_string();

@@ -74,6 +74,11 @@ impl<T> Sourced<T> {
     pub fn default_value(value: T) -> Self {
         Self::new(value, Source::Default)
     }
+
+    /// The value changed by `f`, from the same place.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
+        Sourced::new(f(self.value), self.source)
+    }
 }
 
 /// 1-based line of a byte offset.

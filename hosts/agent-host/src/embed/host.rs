@@ -298,7 +298,11 @@ fn session_config_for(
         )));
     }
     let compatible = endpoint.protocol == WireProtocol::ChatCompletions;
-    let profile = if compatible { "openai" } else { provider.as_str() };
+    let recorded = replay.and_then(|r| agent_protocol::Profile::parse(&r.session().provider));
+    let profile = recorded
+        .or(options.profile)
+        .unwrap_or_else(|| endpoint.protocol.default_profile())
+        .as_str();
     let model = match (replay, &options.model) {
         (Some(recording), _) => recording.session().model.clone(),
         (None, Some(model)) => model.clone(),
@@ -307,7 +311,7 @@ fn session_config_for(
                 "which model should {provider} run? Set SessionOptions::model"
             )));
         }
-        (None, None) => default_model(profile).to_string(),
+        (None, None) => default_model(endpoint.protocol.family().as_str()).to_string(),
     };
     let mut config = session_config(profile, &model);
     config.endpoint = provider.clone();

@@ -37,6 +37,8 @@ pub struct SessionOptions {
     /// first configured of anthropic, openai, gemini). Ignored by a replay, whose recording
     /// names it (a different one is an error).
     pub provider: Option<String>,
+    /// The tool profile (default: the endpoint protocol's, `compact` for Chat Completions).
+    pub profile: Option<agent_protocol::Profile>,
     /// The model (default: the profile's default; a named OpenAI-compatible endpoint needs
     /// one).
     pub model: Option<String>,
@@ -85,6 +87,7 @@ impl Default for SessionOptions {
     fn default() -> Self {
         Self {
             provider: None,
+            profile: None,
             model: None,
             workspace: PathBuf::from("."),
             max_turns: 0,

@@ -68,7 +68,7 @@ pub struct Header {
 /// The session configuration a replay starts from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedSession {
-    /// The provider profile (`anthropic`, `openai`, `gemini`).
+    /// The tool profile (`anthropic`, `openai`, `gemini`, `compact`).
     pub provider: String,
     /// The endpoint name the core sent its requests to.
     pub endpoint: String,

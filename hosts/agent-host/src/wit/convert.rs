@@ -405,6 +405,7 @@ pub fn session_config(c: &SessionConfig) -> api::SessionConfig {
             base_delay_ms: r.base_delay_ms,
             max_delay_ms: r.max_delay_ms,
         }),
+        system_reminders: c.system_reminders,
     }
 }
 
