@@ -106,7 +106,8 @@ fn a_run_needs_a_known_configured_provider_and_a_model() {
         RunTarget {
             provider: "local".into(),
             protocol: WireProtocol::ChatCompletions,
-            profile: "openai",
+            // A Chat Completions endpoint with no profile named gets the compact one.
+            profile: "compact",
             model: "qwen".into(),
         }
     );
