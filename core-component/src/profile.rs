@@ -126,6 +126,17 @@ pub const PROFILES: [ProfileRow; 4] = [
     },
 ];
 
+/// The profile a configuration runs with: the one it names, else Anthropic's (a
+/// configuration made before profiles were named, whose protocol names no profile).
+pub fn id_of(config: &SessionConfig) -> ProfileId {
+    config.profile().unwrap_or(ProfileId::Anthropic)
+}
+
+/// The row of the profile a configuration runs with.
+pub fn row_of(config: &SessionConfig) -> &'static ProfileRow {
+    row(id_of(config))
+}
+
 /// The row of a profile.
 pub fn row(id: ProfileId) -> &'static ProfileRow {
     match id {
@@ -166,7 +177,7 @@ impl Profile {
     /// The profile of a session: the provider's tools, filtered by the configuration, plus
     /// the host's tools; capabilities from the model catalog, overridden by the configuration.
     pub fn for_config(config: &SessionConfig) -> Self {
-        let id = config.profile().unwrap_or(ProfileId::Anthropic);
+        let id = id_of(config);
         let default_command_timeout_ms = config.default_command_timeout_ms();
         let mut registry = builtin_registry(id, default_command_timeout_ms);
         if let Some(enabled) = &config.enabled_tools {
@@ -340,8 +351,7 @@ pub fn system_prompt(
     context: &PromptContext,
     now_ms: u64,
 ) -> String {
-    let id = config.profile().unwrap_or(ProfileId::Anthropic);
-    let mut prompt = String::from(row(id).prompt.trim_end());
+    let mut prompt = String::from(row_of(config).prompt.trim_end());
     let git = context.git.as_ref();
     prompt.push_str(&format!(
         "\n\n<environment>\nWorking directory: {}\nIs git repository: {}\n{}Platform: {}\nOS version: {}\n\

@@ -43,8 +43,7 @@ impl SseDecoder {
             }
         }
         while let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            self.line.extend_from_slice(&rest[..pos]);
-            let terminator = rest[pos];
+            let (complete, terminator) = (&rest[..pos], rest[pos]);
             rest = &rest[pos + 1..];
             if terminator == b'\r' {
                 match rest.first() {
@@ -53,10 +52,19 @@ impl SseDecoder {
                     Some(_) => {}
                 }
             }
-            let line = std::mem::take(&mut self.line);
-            if let Some(event) = self.process_line(&line) {
-                out.push(event);
-            }
+            // A line within one chunk is read where it lies; only a line split across
+            // chunks is gathered, in a buffer that keeps its room for the next one.
+            let event = if self.line.is_empty() {
+                self.process_line(complete)
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(complete);
+                let event = self.process_line(&line);
+                line.clear();
+                self.line = line;
+                event
+            };
+            out.extend(event);
         }
         self.line.extend_from_slice(rest);
         out
@@ -73,7 +81,12 @@ impl SseDecoder {
     }
 
     fn process_line(&mut self, raw: &[u8]) -> Option<SseEvent> {
-        let mut line = String::from_utf8_lossy(raw);
+        // Checked as UTF-8 first: that check has a word-at-a-time path for ASCII, which
+        // the lossy decoder (needed only for invalid bytes) lacks.
+        let mut line = match std::str::from_utf8(raw) {
+            Ok(line) => std::borrow::Cow::Borrowed(line),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
         if !self.seen_first_line {
             self.seen_first_line = true;
             if let Some(stripped) = line.strip_prefix('\u{feff}') {
@@ -172,6 +185,24 @@ mod tests {
         let (a, b) = text.split_at(8);
         let events = decode_all(&[a, b]);
         assert_eq!(events[0].data, "h\u{e9}llo");
+    }
+
+    #[test]
+    fn a_line_over_three_chunks_then_whole_lines_and_invalid_bytes() {
+        // The buffer that gathered the split line must be empty again for the next lines.
+        let events = decode_all(&[
+            b"event: a\nda",
+            b"ta: sp",
+            b"lit\n\ndata: \xff!\n\ndata: next\n\n",
+        ]);
+        let data: Vec<_> = events
+            .iter()
+            .map(|e| (e.event.as_str(), e.data.as_str()))
+            .collect();
+        assert_eq!(
+            data,
+            [("a", "split"), ("message", "\u{fffd}!"), ("message", "next")]
+        );
     }
 
     #[test]

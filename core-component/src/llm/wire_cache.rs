@@ -10,6 +10,7 @@
 
 use super::WireProtocol;
 use super::body::Result;
+use std::rc::Rc;
 
 #[derive(Debug, Default)]
 pub struct WireCache {
@@ -19,7 +20,10 @@ pub struct WireCache {
     /// The prompt's fields (system prompt, tools) by name: their JSON values, written for
     /// the system prompt `prompt_source`.
     prompt_fields: Vec<(&'static str, Vec<u8>)>,
-    prompt_source: String,
+    /// Shared with the session that builds the prompt ([`WireCache::keep_prompt`]), so a
+    /// request's prompt is recognised by its address instead of comparing its text, twice a
+    /// request (a byte loop in wasm, where that comparison was 7 % of a round).
+    prompt_source: Rc<str>,
     /// The last body's buffer, given back after it was sent, for the next body.
     buffer: Vec<u8>,
 }
@@ -57,9 +61,9 @@ impl WireCache {
         write: impl FnOnce(&mut Vec<u8>) -> Result<()>,
     ) -> Result<&[u8]> {
         self.for_protocol(protocol);
-        if self.prompt_source != system {
+        if !same_text(&self.prompt_source, system) {
             self.prompt_fields.clear();
-            self.prompt_source = system.to_string();
+            self.prompt_source = Rc::from(system);
         }
         let at = match self.prompt_fields.iter().position(|(kept, _)| *kept == name) {
             Some(at) => at,
@@ -71,6 +75,15 @@ impl WireCache {
             }
         };
         Ok(&self.prompt_fields[at].1)
+    }
+
+    /// The system prompt the next requests send, as the session keeps it: a prompt the
+    /// fields were written for (the same text) is kept, another one empties them.
+    pub fn keep_prompt(&mut self, system: &Rc<str>) {
+        if !same_text(&self.prompt_source, system) {
+            self.prompt_fields.clear();
+        }
+        self.prompt_source = system.clone();
     }
 
     /// A buffer for a body, empty, with the room of the last one.
@@ -106,6 +119,12 @@ impl WireCache {
         }
         Ok(self.fragments.iter().map(Vec::as_slice).collect())
     }
+}
+
+/// `kept` and `text` hold the same characters. The same address and length mean the same
+/// text: `kept` holds its allocation, so no other string can have taken that address.
+fn same_text(kept: &Rc<str>, text: &str) -> bool {
+    (std::ptr::eq(kept.as_ptr(), text.as_ptr()) && kept.len() == text.len()) || **kept == *text
 }
 
 #[cfg(test)]
@@ -282,5 +301,35 @@ mod tests {
             assert_eq!(cached, body_of(&next_day(None)).unwrap(), "{protocol:?}");
             assert!(String::from_utf8_lossy(&cached).contains("another day"));
         }
+    }
+
+    #[test]
+    fn a_prompt_kept_by_the_session_is_recognised_and_another_one_written_again() {
+        let all = conversation();
+        let cache = RefCell::new(WireCache::default());
+        let first: Rc<str> = Rc::from("You are a coding agent.");
+        cache.borrow_mut().keep_prompt(&first);
+        let body = |system: &str, cache| {
+            anthropic::request_body(&Request {
+                system,
+                ..request(&all, cache)
+            })
+        };
+        let sent = body(&first, Some(&cache)).unwrap();
+        assert_eq!(sent, body(&first, None).unwrap());
+        // The same text in another allocation keeps what was written; other text does not.
+        let copy: Rc<str> = Rc::from(first.to_string());
+        cache.borrow_mut().keep_prompt(&copy);
+        assert_eq!(body(&copy, Some(&cache)).unwrap(), sent);
+        let next: Rc<str> = Rc::from("You are a coding agent. Another day.");
+        cache.borrow_mut().keep_prompt(&next);
+        let again = body(&next, Some(&cache)).unwrap();
+        assert_eq!(again, body(&next, None).unwrap());
+        assert!(String::from_utf8_lossy(&again).contains("Another day."));
+        // A request with a prompt the session did not keep is still written for its text.
+        assert_eq!(
+            body("Other.", Some(&cache)).unwrap(),
+            body("Other.", None).unwrap()
+        );
     }
 }

@@ -212,10 +212,7 @@ impl Session {
     /// The project's git snapshot and instruction files, read once per session (spec 6.4).
     fn gather_prompt_context(&mut self) {
         if self.prompt_context.is_none() {
-            let family = self.config.profile().map_or(
-                agent_protocol::ProviderFamily::Anthropic,
-                agent_protocol::Profile::family,
-            );
+            let family = crate::profile::id_of(&self.config).family();
             self.prompt_context = Some(prompt_context::gather(
                 self.ports.env.as_ref(),
                 family.instruction_files(),
@@ -229,11 +226,7 @@ impl Session {
     /// that follow it in local models' templates) stays the same from one workspace to the
     /// next, so a server's prompt cache keeps it, and a resumed session sees the list it saw.
     fn add_workspace_overview(&mut self, input: &str) {
-        let profile = self
-            .config
-            .profile()
-            .unwrap_or(agent_protocol::Profile::Anthropic);
-        if !crate::profile::row(profile).workspace_overview {
+        if !crate::profile::row_of(&self.config).workspace_overview {
             return;
         }
         let env = self.ports.env.as_ref();
@@ -631,6 +624,7 @@ impl Session {
     /// One attempt; the error says whether any of the answer was already streamed out.
     fn call_model(&self) -> Result<crate::llm::Response, (LlmError, bool)> {
         let (system, _) = self.request_prefix();
+        self.history.wire_cache().borrow_mut().keep_prompt(&system);
         let request = self.conversation_request(&system);
         let host = self.ports.host.clone();
         let id = self.id.clone();

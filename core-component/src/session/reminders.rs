@@ -58,14 +58,9 @@ pub(super) fn unverified_finish(task: &str, error: &str) -> String {
 impl Session {
     /// Whether this session adds reminders: its configuration says, else its profile.
     pub(super) fn reminders_on(&self) -> bool {
-        self.config.system_reminders.unwrap_or_else(|| {
-            crate::profile::row(
-                self.config
-                    .profile()
-                    .unwrap_or(agent_protocol::Profile::Anthropic),
-            )
-            .reminders
-        })
+        self.config
+            .system_reminders
+            .unwrap_or_else(|| crate::profile::row_of(&self.config).reminders)
     }
 
     /// The reminder for a final answer given right after the input's last tool round had a

@@ -21,12 +21,7 @@ impl Session {
     /// made for the models that need it.
     pub(super) fn reads_calls_from_text(&self) -> bool {
         self.config.protocol == agent_protocol::WireProtocol::ChatCompletions
-            && crate::profile::row(
-                self.config
-                    .profile()
-                    .unwrap_or(agent_protocol::Profile::Anthropic),
-            )
-            .text_tool_calls
+            && crate::profile::row_of(&self.config).text_tool_calls
     }
 }
 
