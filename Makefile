@@ -69,6 +69,7 @@ fuzz:
 test-rust: component plugins
 	scripts/ensure-sshd.sh
 	scripts/ensure-tmux.sh
+	scripts/ensure-mcp-test-servers.sh
 	cargo test --locked --workspace
 
 ## The plugins' own tests: the Rust query parser natively, the Python outline in CPython, the

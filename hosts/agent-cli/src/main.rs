@@ -20,6 +20,7 @@ use std::sync::Arc;
 mod chat;
 mod config_cmd;
 mod event_view;
+mod mcp_cmd;
 mod plugin_view;
 mod profile_view;
 mod sessions;
@@ -135,12 +136,17 @@ enum Command {
         command: config_cmd::ConfigCommand,
     },
     /// Trust a workspace's .agent/config.toml as it is now: until then its endpoints, command
-    /// tools, plugins and looser approval, variable policy and limits are ignored.
+    /// tools, plugins, MCP servers and looser approval, variable policy and limits are ignored.
     Trust(trust_cmd::TrustArgs),
     /// Tool plugins (WebAssembly components of world tool-plugin).
     Plugin {
         #[command(subcommand)]
         command: PluginCommand,
+    },
+    /// MCP servers configured as [mcp_servers.NAME] in config.toml.
+    Mcp {
+        #[command(subcommand)]
+        command: mcp_cmd::McpCommand,
     },
 }
 
@@ -194,6 +200,9 @@ async fn async_main() -> ExitCode {
     if let Command::Config { command } = cli.command {
         return config_cmd::run(command);
     }
+    if let Command::Mcp { command } = cli.command {
+        return mcp_cmd::run(command).await;
+    }
     if let Command::Trust(args) = cli.command {
         return trust_cmd::run(args);
     }
@@ -243,9 +252,11 @@ async fn async_main() -> ExitCode {
         Command::Chat(args) => chat::run(component, args).await,
         Command::Sessions(args) => sessions::list(args),
         Command::Resume(args) => sessions::resume(component, args).await,
-        Command::Plugin { .. } | Command::Config { .. } | Command::Trust(_) | Command::Undo(_) => {
-            ExitCode::SUCCESS
-        }
+        Command::Plugin { .. }
+        | Command::Config { .. }
+        | Command::Mcp { .. }
+        | Command::Trust(_)
+        | Command::Undo(_) => ExitCode::SUCCESS,
     }
 }
 
@@ -439,7 +450,30 @@ async fn host_tools(
     let (_plugins, plugin_tools) =
         load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
+    tools.extend(mcp_tools(&settings.mcp_servers, local_workspace.as_deref()).await);
     Ok(tools)
+}
+
+/// The configured MCP servers' tools. Servers run on this machine, in the workspace (the
+/// current folder for a remote one); one that does not start is reported and left out.
+async fn mcp_tools(
+    specs: &std::collections::BTreeMap<String, agent_host::host_tools::mcp::McpServerSpec>,
+    local_workspace: Option<&Path>,
+) -> Vec<Arc<dyn HostTool>> {
+    if specs.is_empty() {
+        return Vec::new();
+    }
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let started = agent_host::host_tools::mcp::start_servers(
+        specs,
+        local_workspace.unwrap_or(&here),
+        agent_host::host_tools::mcp::log_dir().as_deref(),
+    )
+    .await;
+    for (name, why) in &started.failed {
+        eprintln!("agent-host: warning: MCP server {name} is left out: {why}");
+    }
+    started.host_tools().await
 }
 
 /// The environment and a host with the endpoints of the process environment, for the

@@ -1,5 +1,5 @@
 //! `agent-host trust [DIR]`: the user vouches for a workspace's `.agent/config.toml` as it is
-//! now, so its endpoints, command tools, plugins and looser settings apply (see
+//! now, so its endpoints, command tools, plugins, MCP servers and looser settings apply (see
 //! `agent_host::config::trust`). `--forget` takes that back.
 
 use agent_host::config::file::FileLayer;

@@ -13,7 +13,7 @@ use agent_host::environments::Environment;
 use agent_host::host_tools::plugin::{Grants, PluginHost, PluginLimits};
 use common::{agent_host, plugin, stderr, stdout};
 use scripted_llm::anthropic::{message, text, tool_use};
-use scripted_llm::{RecordedRequest, Script, ScriptedServer};
+use scripted_llm::{Script, ScriptedServer};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,28 +58,6 @@ async fn run(server: &ScriptedServer, work: &std::path::Path, args: &[String]) -
 
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
-}
-
-/// The tool results of the last request, by tool_use_id.
-fn results(requests: &[RecordedRequest]) -> Vec<(String, bool, String)> {
-    requests
-        .last()
-        .unwrap()
-        .tool_results()
-        .iter()
-        .map(|r| {
-            let content = match &r["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
-                other => other.to_string(),
-            };
-            (
-                r["tool_use_id"].as_str().unwrap().to_string(),
-                r["is_error"].as_bool().unwrap_or(false),
-                content,
-            )
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,7 +117,7 @@ async fn the_rust_python_and_javascript_plugins_are_called_by_the_model() {
     for name in ["python_outline", "markdown_outline"] {
         assert!(offered.iter().any(|t| t["name"] == name), "{name} not offered");
     }
-    let results = results(&requests);
+    let results = common::last_tool_results(&requests);
     assert_eq!(results.len(), 3, "{results:?}");
     let (_, error, data) = &results[0];
     assert!(!error, "{data}");
@@ -212,7 +190,7 @@ async fn a_hostile_plugin_is_contained_and_the_session_goes_on() {
         "{:?}",
         started.elapsed()
     );
-    let results = results(&server.requests());
+    let results = common::last_tool_results(&server.requests());
     let text_of = |id: &str| results.iter().find(|r| r.0 == id).unwrap().clone();
     let (_, error, spin) = text_of("h0");
     assert!(error && spin.contains("CPU limit of 1000 ms"), "{spin}");

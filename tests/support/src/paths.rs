@@ -32,3 +32,31 @@ pub fn plugin(name: &str) -> PathBuf {
     );
     path
 }
+
+/// The Python of the venv with the MCP SDK (`scripts/ensure-mcp-test-servers.sh`).
+pub fn mcp_python() -> PathBuf {
+    let path = workspace_root().join(".toolchain/mcp-py-venv/bin/python");
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/ensure-mcp-test-servers.sh (make test does it)",
+        path.display()
+    );
+    path
+}
+
+/// A fixture of `tests/mcp-servers` (e.g. `py_server.py`), or the entry point of one of the
+/// npm servers installed there (`server-everything`: its `dist/index.js`).
+pub fn mcp_server(name: &str) -> PathBuf {
+    let dir = workspace_root().join("tests/mcp-servers");
+    let path = if name.ends_with(".py") {
+        dir.join(name)
+    } else {
+        dir.join(format!("node_modules/@modelcontextprotocol/{name}/dist/index.js"))
+    };
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/ensure-mcp-test-servers.sh (make test does it)",
+        path.display()
+    );
+    path
+}

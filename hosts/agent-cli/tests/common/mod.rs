@@ -141,3 +141,27 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
         .unwrap();
     assert!(status.success(), "git {args:?}");
 }
+
+/// The tool results of the last recorded request, as (tool_use_id, is_error, text): the
+/// content's text blocks joined (Anthropic's shape).
+pub fn last_tool_results(requests: &[scripted_llm::RecordedRequest]) -> Vec<(String, bool, String)> {
+    use serde_json::Value;
+    requests
+        .last()
+        .expect("no request was recorded")
+        .tool_results()
+        .iter()
+        .map(|r| {
+            let content = match &r["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+                other => other.to_string(),
+            };
+            (
+                r["tool_use_id"].as_str().unwrap_or_default().to_string(),
+                r["is_error"].as_bool().unwrap_or(false),
+                content,
+            )
+        })
+        .collect()
+}

@@ -5,6 +5,7 @@
 use crate::config::source::line_of;
 use crate::environments::options::EnvOptions;
 use crate::host_tools::command::{CommandTool, CommandToolContext, CommandToolSpec, load_command_tools};
+use crate::host_tools::mcp::McpServerSpec;
 use crate::host_tools::plugin::Capability;
 use crate::host_tools::registry::HostTool;
 use serde::Deserialize;
@@ -24,6 +25,9 @@ pub struct AgentConfig {
     pub tools: Vec<CommandToolSpec>,
     #[serde(default)]
     pub plugins: PluginsConfig,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools are offered as `NAME__tool`.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSpec>,
     /// The file this was read from, if any (set by [`AgentConfig::load`]).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -78,6 +82,7 @@ impl AgentConfig {
         Ok(Self {
             tools: tools.into_iter().map(toml::Spanned::into_inner).collect(),
             plugins,
+            mcp_servers: BTreeMap::new(),
             source: Some(path.to_path_buf()),
         })
     }

@@ -7,6 +7,8 @@ use crate::config::agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
 use crate::config::source::{LayerKind, Source, Sourced, line_of};
 use crate::environments::env_vars::EnvPolicy;
 use crate::host_tools::command::CommandToolSpec;
+use crate::host_tools::command::names::is_variable_name;
+use crate::host_tools::mcp::McpServerSpec;
 use crate::sandbox::SandboxMode;
 use agent_protocol::{Profile, ReasoningEffort, WireProtocol};
 use serde::Deserialize;
@@ -33,6 +35,8 @@ struct RawFile {
     plugins: Option<Spanned<PluginsConfig>>,
     #[serde(default)]
     tools: Vec<Spanned<CommandToolSpec>>,
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, Spanned<McpServerSpec>>,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +124,8 @@ pub struct FileLayer {
     pub plugins_at: Option<Source>,
     /// Where the first `[[tools]]` is, if any.
     pub tools_at: Option<Source>,
+    /// Where each `[mcp_servers.NAME]` is.
+    pub mcp_servers_at: BTreeMap<String, Source>,
     /// `[[tools]]` and `[plugins]` (plugin paths resolved against the file's folder).
     pub agent: AgentConfig,
     /// `None` for a trusted file; for a project file the user has not trusted, the
@@ -319,12 +325,23 @@ impl FileLayer {
         };
         let plugins_at = raw.plugins.as_ref().map(|p| at(p.span().start));
         let tools_at = raw.tools.first().map(|t| at(t.span().start));
-        let agent = AgentConfig::from_parts(
+        let mut mcp_servers_at = BTreeMap::new();
+        let mut mcp_servers = BTreeMap::new();
+        for (name, spec) in raw.mcp_servers {
+            let key = format!("mcp_servers.{name}");
+            spec.get_ref()
+                .check(&name)
+                .map_err(|e| format!("{}: {e}", place(spec.span().start, &key)))?;
+            mcp_servers_at.insert(name.clone(), at(spec.span().start));
+            mcp_servers.insert(name, spec.into_inner());
+        }
+        let mut agent = AgentConfig::from_parts(
             raw.tools,
             raw.plugins.map(Spanned::into_inner).unwrap_or_default(),
             text,
             path,
         )?;
+        agent.mcp_servers = mcp_servers;
         Ok(Self {
             kind,
             path: path.to_path_buf(),
@@ -357,6 +374,7 @@ impl FileLayer {
             limits,
             plugins_at,
             tools_at,
+            mcp_servers_at,
             agent,
             untrusted: None,
         })
@@ -368,12 +386,6 @@ fn literal_key(place: &str) -> String {
         "{place}: a configuration file never holds an API key; keep the key in an environment \
          variable and name it with api_key_env = \"VARIABLE\" in the endpoint's section"
     )
-}
-
-fn is_variable_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A value that might be a key, shown only by its shape.

@@ -79,6 +79,8 @@ pub struct Settings {
     pub agent: AgentConfig,
     pub plugins_source: Source,
     pub tools_source: Source,
+    /// Where each `[mcp_servers.NAME]` in `agent` comes from.
+    pub mcp_server_sources: BTreeMap<String, Source>,
     /// The project file when the user has not trusted it, with what was ignored in it.
     pub untrusted_project: Option<UntrustedProject>,
 }
@@ -249,6 +251,11 @@ impl Settings {
             .as_ref()
             .and_then(|p| p.tools_at.clone())
             .unwrap_or(Source::Default);
+        // The project's entry of a name replaces the user's, as in `file_tool_config`.
+        let mut mcp_server_sources = BTreeMap::new();
+        for file in files.iter().flatten() {
+            mcp_server_sources.extend(file.mcp_servers_at.clone());
+        }
         Ok(Self {
             user_file: locations.user.clone().map(|p| (p, user.is_some())),
             project_file: locations.project.clone().map(|p| (p, project.is_some())),
@@ -269,6 +276,7 @@ impl Settings {
             agent,
             plugins_source,
             tools_source,
+            mcp_server_sources,
             untrusted_project,
         })
     }
@@ -337,6 +345,11 @@ fn file_tool_config(user: Option<&FileLayer>, project: Option<&FileLayer>) -> Ag
     {
         config.plugins = user.agent.plugins.clone();
     }
+    // The user's servers, and the project's: a project's entry replaces the user's of the
+    // same name.
+    let mut servers = user.map(|u| u.agent.mcp_servers.clone()).unwrap_or_default();
+    servers.append(&mut config.mcp_servers);
+    config.mcp_servers = servers;
     config
 }
 

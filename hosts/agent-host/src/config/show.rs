@@ -169,6 +169,22 @@ impl Settings {
                 &self.tools_source,
             ),
         ]);
+        // Each server's program and arguments; never its env values.
+        for (name, spec) in &self.agent.mcp_servers {
+            let source = self
+                .mcp_server_sources
+                .get(name)
+                .cloned()
+                .unwrap_or(Source::Default);
+            let mut command = vec![spec.command.clone().unwrap_or_default()];
+            command.extend(spec.args.iter().cloned());
+            let value = if spec.enabled {
+                json!(command)
+            } else {
+                json!("disabled")
+            };
+            entries.push(entry(&format!("mcp_servers.{name}"), value, &source));
+        }
         entries
     }
 

@@ -151,3 +151,24 @@ fn an_untrusted_projects_ask_mode_offers_no_rerun_without_the_sandbox() {
     assert_eq!(policy.mode(), crate::approval::ApprovalMode::Ask);
     assert!(!policy.offers_unsandboxed_reruns());
 }
+
+#[test]
+fn mcp_servers_are_read_with_their_sources_and_mistakes_name_the_line() {
+    let file = "model = \"m\"\n\n[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"server.js\"]\n\n\
+                [mcp_servers.off]\ncommand = \"x\"\nenabled = false\n";
+    let s = settings(file, &[]).unwrap();
+    assert_eq!(s.agent.mcp_servers["docs"].args, ["server.js"]);
+    assert!(!s.agent.mcp_servers["off"].enabled);
+    assert!(
+        s.mcp_server_sources["docs"].to_string().contains(":3"),
+        "{}",
+        s.mcp_server_sources["docs"]
+    );
+    let error = settings("\n[mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\n", &[]).unwrap_err();
+    assert!(
+        error.contains(":2: mcp_servers.web: streamable HTTP servers (url) are not supported yet"),
+        "{error}"
+    );
+    let error = settings("[mcp_servers.a]\ncommand = \"x\"\nbearer_token = \"t\"\n", &[]).unwrap_err();
+    assert!(error.contains("bearer_token"), "{error}");
+}

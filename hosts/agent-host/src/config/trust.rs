@@ -197,6 +197,11 @@ pub fn drop_authority(layer: &mut FileLayer) -> Vec<String> {
         ignored.push(format!("[plugins] ({at})"));
         layer.agent.plugins = Default::default();
     }
+    // Starting an MCP server runs its command here.
+    for (name, at) in std::mem::take(&mut layer.mcp_servers_at) {
+        ignored.push(format!("mcp_servers.{name} ({at})"));
+    }
+    layer.agent.mcp_servers.clear();
     ignored
 }
 

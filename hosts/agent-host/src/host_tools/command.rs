@@ -4,7 +4,7 @@
 //! program as inert text. Local execution only: the program runs on this machine, in the
 //! workspace, with the session's environment-variable policy plus the declared `env`.
 
-mod names;
+pub(crate) mod names;
 mod spec;
 mod template;
 #[cfg(test)]

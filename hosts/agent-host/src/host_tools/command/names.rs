@@ -13,7 +13,7 @@ pub(super) fn is_parameter_name(name: &str) -> bool {
 }
 
 /// A POSIX shell variable name.
-pub(super) fn is_variable_name(name: &str) -> bool {
+pub(crate) fn is_variable_name(name: &str) -> bool {
     name.bytes()
         .next()
         .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')

@@ -1,0 +1,106 @@
+//! `agent-host mcp list`: the configured MCP servers, whether each starts, and the tools it
+//! offers under the names the model sees. Starts every enabled server, then stops them.
+
+use agent_host::config::host_tool_config;
+use agent_host::host_tools::mcp::{SEPARATOR, log_dir, start_servers};
+use clap::Subcommand;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum McpCommand {
+    /// Start each configured server, list its state and tools, stop it.
+    List {
+        /// The project configuration file, instead of .agent/config.toml in the workspace.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The workspace whose configuration is read (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(command: McpCommand) -> ExitCode {
+    let McpCommand::List { config, cwd, json } = command;
+    let workspace = match cwd.map_or_else(std::env::current_dir, Ok) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("agent-host: no working directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let settings = match host_tool_config(Some(&workspace), config.as_deref()) {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("agent-host: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let started = start_servers(&settings.mcp_servers, &workspace, log_dir().as_deref()).await;
+    let mut servers = Vec::new();
+    for server in &started.running {
+        let tools: Vec<Value> = server
+            .tools()
+            .await
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": format!("{}{SEPARATOR}{}", server.name(), tool.name),
+                    "offered": server.spec().offers(&tool.name),
+                    "description": tool.description.as_deref().unwrap_or_default(),
+                })
+            })
+            .collect();
+        servers.push(json!({
+            "name": server.name(),
+            "state": "ready",
+            "command": server.spec().command,
+            "log": server.log_path(),
+            "tools": tools,
+        }));
+    }
+    for (name, why) in &started.failed {
+        servers.push(json!({"name": name, "state": "failed", "error": why, "tools": []}));
+    }
+    for name in &started.disabled {
+        servers.push(json!({"name": name, "state": "disabled", "tools": []}));
+    }
+    started.stop().await;
+    servers.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    if json {
+        println!("{}", json!({ "servers": servers }));
+    } else if servers.is_empty() {
+        println!("No MCP servers are configured ([mcp_servers.NAME] in config.toml).");
+    } else {
+        print!("{}", render(&servers));
+    }
+    ExitCode::SUCCESS
+}
+
+fn render(servers: &[Value]) -> String {
+    let mut out = String::new();
+    for server in servers {
+        let name = server["name"].as_str().unwrap_or_default();
+        let state = server["state"].as_str().unwrap_or_default();
+        match server["error"].as_str() {
+            Some(error) => out.push_str(&format!("{name}: {state}: {error}\n")),
+            None => out.push_str(&format!("{name}: {state}\n")),
+        }
+        for tool in server["tools"].as_array().into_iter().flatten() {
+            let offered = if tool["offered"] == true {
+                ""
+            } else {
+                " (not offered: enabled_tools/disabled_tools)"
+            };
+            out.push_str(&format!(
+                "  {}{offered}\n",
+                tool["name"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    out
+}

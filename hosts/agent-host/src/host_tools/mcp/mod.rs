@@ -1,0 +1,94 @@
+//! MCP servers as host tools (issue 24): each `[mcp_servers.NAME]` of the configuration is
+//! started over stdio with the official Rust SDK (`rmcp`), and its tools are offered as
+//! `NAME__tool`, behind the same approvals as every host tool. A server that does not start
+//! is reported and left out; the run goes on without its tools.
+
+mod result;
+mod server;
+pub mod spec;
+mod tool;
+
+pub use server::McpServer;
+pub use spec::McpServerSpec;
+pub use tool::{McpTool, SEPARATOR};
+
+use crate::host_tools::registry::HostTool;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What starting the configured servers gave.
+#[derive(Default)]
+pub struct StartedServers {
+    pub running: Vec<Arc<McpServer>>,
+    /// Servers that did not start, with why.
+    pub failed: Vec<(String, String)>,
+    /// Servers configured with `enabled = false`.
+    pub disabled: Vec<String>,
+}
+
+impl StartedServers {
+    /// The running servers' offered tools as host tools. A tool whose name cannot be offered
+    /// as it is is left out with a warning.
+    pub async fn host_tools(&self) -> Vec<Arc<dyn HostTool>> {
+        let mut tools: Vec<Arc<dyn HostTool>> = Vec::new();
+        for server in &self.running {
+            for tool in server.tools().await {
+                if !server.spec().offers(&tool.name) {
+                    continue;
+                }
+                match McpTool::new(server.clone(), &tool) {
+                    Some(host_tool) => tools.push(Arc::new(host_tool)),
+                    None => tracing::warn!(
+                        "MCP server {}: its tool {:?} is left out: {}{SEPARATOR}{} is not a name providers \
+                         accept (at most 64 letters, digits, '_' and '-')",
+                        server.name(),
+                        tool.name,
+                        server.name(),
+                        tool.name
+                    ),
+                }
+            }
+        }
+        tools
+    }
+
+    /// Stops every running server.
+    pub async fn stop(&self) {
+        futures_util::future::join_all(self.running.iter().map(|s| s.stop())).await;
+    }
+}
+
+/// Where the servers' standard error goes: `mcp-logs/NAME.log` in the state folder.
+pub fn log_dir() -> Option<PathBuf> {
+    crate::persist::default_state_dir().map(|dir| dir.join("mcp-logs"))
+}
+
+/// Starts the enabled servers of `specs` at once, each within its own start-up timeout, their
+/// standard error in `logs` (see [`log_dir`]; discarded when `None`).
+pub async fn start_servers(
+    specs: &BTreeMap<String, McpServerSpec>,
+    workspace: &Path,
+    logs: Option<&Path>,
+) -> StartedServers {
+    let mut started = StartedServers::default();
+    let starting = specs.iter().filter(|(name, spec)| {
+        if !spec.enabled {
+            started.disabled.push((*name).clone());
+        }
+        spec.enabled
+    });
+    let starts: Vec<_> = starting
+        .map(|(name, spec)| async {
+            let result = McpServer::start(name, spec.clone(), workspace, logs).await;
+            (name.clone(), result)
+        })
+        .collect();
+    for (name, result) in futures_util::future::join_all(starts).await {
+        match result {
+            Ok(server) => started.running.push(server),
+            Err(why) => started.failed.push((name, why)),
+        }
+    }
+    started
+}

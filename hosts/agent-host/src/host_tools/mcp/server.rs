@@ -1,0 +1,325 @@
+//! One MCP server over stdio: started with its own variables and its standard error in a log
+//! file (never the terminal), its tools listed within the start-up timeout, each call within
+//! the tool timeout. A server that stops is started again once and the model told so; a
+//! second stop leaves it stopped, and its tools answer with that.
+
+use super::result::text_of;
+use super::spec::McpServerSpec;
+use crate::environments::env_vars::EnvPolicy;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Mutex;
+
+/// Answers the server's notifications: a changed tool list is noted, and read again before
+/// the server's next call.
+#[derive(Clone)]
+struct Handler {
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("agent-host", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+type Service = RunningService<RoleClient, Handler>;
+
+struct Connection {
+    /// `None` once it stopped a second time.
+    service: Option<Service>,
+    tools: Vec<Tool>,
+    restarted: bool,
+}
+
+pub struct McpServer {
+    name: String,
+    spec: McpServerSpec,
+    cwd: PathBuf,
+    log: Option<PathBuf>,
+    tools_changed: Arc<AtomicBool>,
+    connection: Mutex<Connection>,
+}
+
+impl McpServer {
+    /// Starts the server and lists its tools, within its start-up timeout; the error says
+    /// why it did not start (and where its log is).
+    pub async fn start(
+        name: &str,
+        spec: McpServerSpec,
+        workspace: &Path,
+        log_dir: Option<&Path>,
+    ) -> Result<Arc<Self>, String> {
+        let cwd = match &spec.cwd {
+            Some(dir) => workspace.join(dir),
+            None => workspace.to_path_buf(),
+        };
+        let server = Self {
+            name: name.to_string(),
+            log: log_dir.map(|dir| dir.join(format!("{name}.log"))),
+            spec,
+            cwd,
+            tools_changed: Arc::new(AtomicBool::new(false)),
+            connection: Mutex::new(Connection {
+                service: None,
+                tools: Vec::new(),
+                restarted: false,
+            }),
+        };
+        let (service, tools) = server.connect().await?;
+        *server.connection.lock().await = Connection {
+            service: Some(service),
+            tools,
+            restarted: false,
+        };
+        Ok(Arc::new(server))
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn spec(&self) -> &McpServerSpec {
+        &self.spec
+    }
+
+    pub fn log_path(&self) -> Option<&Path> {
+        self.log.as_deref()
+    }
+
+    /// The tools it offers now (read again if it said its list changed).
+    pub async fn tools(&self) -> Vec<Tool> {
+        let mut connection = self.connection.lock().await;
+        self.refresh_tools(&mut connection).await;
+        connection.tools.clone()
+    }
+
+    /// Calls its tool `tool` with a JSON object of arguments.
+    pub async fn call(&self, tool: &str, arguments_json: &str) -> Result<String, String> {
+        let arguments = parse_arguments(arguments_json)?;
+        let peer = {
+            let mut connection = self.connection.lock().await;
+            if connection.service.as_ref().is_none_or(stopped) {
+                // It stopped between calls: the call has not been sent, so it runs on the
+                // restarted server.
+                self.restart(&mut connection, "stopped").await?;
+            }
+            self.refresh_tools(&mut connection).await;
+            if !connection.tools.iter().any(|t| t.name == tool) {
+                // Its announcement may not have been handled yet: ask the server itself.
+                self.tools_changed.store(true, Ordering::SeqCst);
+                self.refresh_tools(&mut connection).await;
+            }
+            if !connection.tools.iter().any(|t| t.name == tool) {
+                return Err(format!(
+                    "the MCP server {} no longer offers the tool {tool:?} (its tool list changed)",
+                    self.name
+                ));
+            }
+            match &connection.service {
+                Some(service) => service.peer().clone(),
+                None => return Err(self.stopped_for_good()),
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let timeout = self.spec.tool_timeout();
+        match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+            Err(_) => Err(format!(
+                "the MCP server {} did not finish {tool} within {} s (its tool_timeout_sec)",
+                self.name,
+                timeout.as_secs_f64()
+            )),
+            Ok(Ok(result)) => text_of(result),
+            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
+                let mut connection = self.connection.lock().await;
+                self.restart(&mut connection, &format!("stopped while running {tool}"))
+                    .await?;
+                Err(format!(
+                    "the MCP server {} stopped while running {tool}, and was started again: the call \
+                     may or may not have taken effect; check, then call again if needed",
+                    self.name
+                ))
+            }
+            Ok(Err(error)) => Err(format!(
+                "the MCP server {} answered {tool} with an error: {error}",
+                self.name
+            )),
+        }
+    }
+
+    /// Stops the server (closing its input first, as the MCP spec's stdio shutdown says).
+    pub async fn stop(&self) {
+        let service = self.connection.lock().await.service.take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+    }
+
+    async fn refresh_tools(&self, connection: &mut Connection) {
+        if !self.tools_changed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(service) = &connection.service {
+            match tokio::time::timeout(self.spec.startup_timeout(), service.peer().list_all_tools()).await {
+                Ok(Ok(tools)) => connection.tools = tools,
+                Ok(Err(error)) => tracing::warn!(
+                    "MCP server {}: listing its changed tools failed: {error}",
+                    self.name
+                ),
+                Err(_) => tracing::warn!("MCP server {}: listing its changed tools timed out", self.name),
+            }
+        }
+    }
+
+    /// Starts the server again after it stopped (`why`), once in its life; the second time
+    /// it stays stopped. Reported either way.
+    async fn restart(&self, connection: &mut Connection, why: &str) -> Result<(), String> {
+        connection.service = None;
+        if connection.restarted {
+            tracing::warn!("MCP server {} {why} again; not started again", self.name);
+            return Err(self.stopped_for_good());
+        }
+        connection.restarted = true;
+        tracing::warn!(
+            "MCP server {} {why}; starting it again (once){}",
+            self.name,
+            self.log_note()
+        );
+        let (service, tools) = self.connect().await?;
+        connection.service = Some(service);
+        connection.tools = tools;
+        Ok(())
+    }
+
+    fn stopped_for_good(&self) -> String {
+        format!(
+            "the MCP server {} stopped again after it was restarted once, and was not started again; \
+             its tools are unavailable for the rest of this run{}",
+            self.name,
+            self.log_note()
+        )
+    }
+
+    fn log_note(&self) -> String {
+        self.log
+            .as_ref()
+            .map_or_else(String::new, |log| format!(" (its log: {})", log.display()))
+    }
+
+    /// Spawns the process, initialises the session and lists the tools, within the start-up
+    /// timeout (a process that does not make it is killed).
+    async fn connect(&self) -> Result<(Service, Vec<Tool>), String> {
+        let failed = |why: String| {
+            format!(
+                "the MCP server {} did not start: {why}{}",
+                self.name,
+                self.log_note()
+            )
+        };
+        if !self.cwd.is_dir() {
+            return Err(failed(format!(
+                "its working directory {} is not a folder",
+                self.cwd.display()
+            )));
+        }
+        let command_name = self.spec.command.clone().unwrap_or_default();
+        let mut command = tokio::process::Command::new(&command_name);
+        command
+            .args(&self.spec.args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.variables());
+        let stderr = self.open_log().map_err(|e| failed(e.to_string()))?;
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| failed(format!("cannot run {command_name:?}: {e}")))?;
+        let handler = Handler {
+            tools_changed: self.tools_changed.clone(),
+        };
+        let timeout = self.spec.startup_timeout();
+        let started = tokio::time::timeout(timeout, async {
+            let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
+            // Cleared before listing: a change announced from now on is read again later.
+            self.tools_changed.store(false, Ordering::SeqCst);
+            let tools = service.peer().list_all_tools().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((service, tools))
+        })
+        .await
+        .map_err(|_| {
+            failed(format!(
+                "it did not answer initialize and tools/list within {} s (startup_timeout_sec)",
+                timeout.as_secs_f64()
+            ))
+        })?
+        .map_err(failed)?;
+        Ok(started)
+    }
+
+    /// The server's variables: the core ones every command gets (PATH, HOME, ...), those it
+    /// names in `env_vars` (credentials too), then its literal `env`.
+    fn variables(&self) -> Vec<(String, String)> {
+        let host =
+            std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        let mut vars = EnvPolicy::CoreOnly.filter(host, &self.spec.env_vars);
+        for (name, value) in &self.spec.env {
+            vars.retain(|(kept, _)| kept != name);
+            vars.push((name.clone(), value.clone()));
+        }
+        vars
+    }
+
+    /// The log file, appended to, with a line saying this start began; the null device
+    /// when there is no state folder.
+    fn open_log(&self) -> std::io::Result<std::process::Stdio> {
+        let Some(path) = &self.log else {
+            return Ok(std::process::Stdio::null());
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        writeln!(
+            file,
+            "--- {} started: {} {}",
+            chrono::Utc::now().to_rfc3339(),
+            self.spec.command.as_deref().unwrap_or_default(),
+            self.spec.args.join(" ")
+        )?;
+        Ok(file.into())
+    }
+}
+
+/// Whether a connection's server is gone (its process ended or the session was closed).
+fn stopped(service: &Service) -> bool {
+    service.is_closed() || service.peer().is_transport_closed()
+}
+
+/// A call's arguments: a JSON object, or nothing.
+fn parse_arguments(arguments_json: &str) -> Result<Option<JsonObject>, String> {
+    if arguments_json.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str(arguments_json) {
+        Ok(serde_json::Value::Object(object)) => Ok(Some(object)),
+        Ok(serde_json::Value::Null) => Ok(None),
+        Ok(other) => Err(format!("the arguments must be a JSON object, not {other}")),
+        Err(error) => Err(format!("the arguments are not JSON: {error}")),
+    }
+}

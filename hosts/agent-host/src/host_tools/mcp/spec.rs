@@ -1,0 +1,173 @@
+//! `[mcp_servers.NAME]`: one MCP server in the configuration, in the shape codex reads (so an
+//! entry copied from `~/.codex/config.toml` works), checked before anything starts.
+
+use crate::host_tools::command::names::is_variable_name;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// codex's defaults: ten seconds to start and list tools, a minute per call.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest timeout accepted (a day): longer is a typo, not a plan.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// One `[mcp_servers.NAME]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSpec {
+    /// The program that serves MCP on its standard input and output.
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables set for the server, with their values.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Variables of this process passed through by name (credentials included: naming one is
+    /// the user's grant).
+    #[serde(default)]
+    pub env_vars: Vec<String>,
+    /// The server's working directory; the workspace when absent.
+    pub cwd: Option<PathBuf>,
+    /// A streamable HTTP server's address: not supported yet, refused with that reason.
+    pub url: Option<String>,
+    pub startup_timeout_sec: Option<f64>,
+    pub tool_timeout_sec: Option<f64>,
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    /// Only these of its tools are offered (when given).
+    pub enabled_tools: Option<Vec<String>>,
+    /// These of its tools are never offered.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+impl McpServerSpec {
+    /// Every mistake a server entry can have, named; `name` is the table's key.
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        if !is_server_name(name) {
+            return Err(format!(
+                "{name:?} is not a usable server name: its tools are offered as NAME__tool, so it \
+                 takes letters, digits, '_' and '-' (at most 32) and no \"__\""
+            ));
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => return Err("give command (a stdio server) or url, not both".to_string()),
+            (None, Some(_)) => {
+                return Err(
+                    "streamable HTTP servers (url) are not supported yet; run the server over \
+                            stdio with command and args"
+                        .to_string(),
+                );
+            }
+            (None, None) => {
+                return Err("command is missing: the program that serves MCP on stdio".to_string());
+            }
+            (Some(command), None) if command.trim().is_empty() => return Err("command is empty".to_string()),
+            (Some(_), None) => {}
+        }
+        for var in self.env.keys().chain(&self.env_vars) {
+            if !is_variable_name(var) {
+                return Err(format!("{var:?} is not an environment variable's name"));
+            }
+        }
+        for (key, value) in [
+            ("startup_timeout_sec", self.startup_timeout_sec),
+            ("tool_timeout_sec", self.tool_timeout_sec),
+        ] {
+            if let Some(secs) = value
+                && !(secs > 0.0 && secs <= MAX_TIMEOUT_SECS)
+            {
+                return Err(format!(
+                    "{key} = {secs}: give a number of seconds above 0 and at most a day"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout_sec
+            .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64)
+    }
+
+    pub fn tool_timeout(&self) -> Duration {
+        self.tool_timeout_sec
+            .map_or(DEFAULT_TOOL_TIMEOUT, Duration::from_secs_f64)
+    }
+
+    /// Whether the server's tool `tool` is offered.
+    pub fn offers(&self, tool: &str) -> bool {
+        self.enabled_tools
+            .as_ref()
+            .is_none_or(|enabled| enabled.iter().any(|t| t == tool))
+            && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+}
+
+/// A server name: short enough that NAME__tool fits the providers' 64 characters with most
+/// tool names, and without the separator.
+fn is_server_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && !name.contains("__")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn spec(toml_text: &str) -> McpServerSpec {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn a_codex_stdio_entry_is_read_and_checked() {
+        let s = spec(
+            "command = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-everything\"]\n\
+             env = { LOG = \"1\" }\nenv_vars = [\"GITHUB_TOKEN\"]\nstartup_timeout_sec = 20\n\
+             tool_timeout_sec = 2.5\ndisabled_tools = [\"get-env\"]\n",
+        );
+        s.check("everything").unwrap();
+        assert_eq!(s.startup_timeout(), Duration::from_secs(20));
+        assert_eq!(s.tool_timeout(), Duration::from_millis(2500));
+        assert!(s.enabled && s.offers("echo") && !s.offers("get-env"));
+        let only = spec("command = \"x\"\nenabled_tools = [\"echo\"]\n");
+        assert!(only.offers("echo") && !only.offers("get-sum"));
+    }
+
+    #[test]
+    fn each_mistake_is_named() {
+        let cases = [
+            ("command = \"x\"\nurl = \"http://127.0.0.1/mcp\"", "s", "not both"),
+            ("url = \"http://127.0.0.1/mcp\"", "s", "not supported yet"),
+            ("args = []", "s", "command is missing"),
+            ("command = \" \"", "s", "empty"),
+            (
+                "command = \"x\"\nenv_vars = [\"A-B\"]",
+                "s",
+                "\"A-B\" is not an environment",
+            ),
+            (
+                "command = \"x\"\ntool_timeout_sec = 0",
+                "s",
+                "tool_timeout_sec = 0",
+            ),
+            ("command = \"x\"", "a__b", "no \"__\""),
+            ("command = \"x\"", "a.b", "not a usable server name"),
+        ];
+        for (text, name, expected) in cases {
+            let error = spec(text).check(name).unwrap_err();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+        assert!(toml::from_str::<McpServerSpec>("command = \"x\"\nbearer = 1").is_err());
+    }
+}

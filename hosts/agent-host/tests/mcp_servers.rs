@@ -1,0 +1,111 @@
+//! MCP servers as the host starts them (issue 24), against a real server written with the
+//! Python SDK (`tests/mcp-servers/py_server.py`): a changed tool list is read again, a
+//! server that dies mid-call is restarted once and then left stopped, a slow call and a
+//! server that never answers are cut off by their timeouts, and the server's standard error
+//! goes to its log.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+use agent_host::host_tools::mcp::{McpServer, McpServerSpec, start_servers};
+use agent_test_support::paths::{mcp_python, mcp_server};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn python_spec(extra: &str) -> McpServerSpec {
+    toml::from_str(&format!(
+        "command = {:?}\nargs = [{:?}]\n{extra}",
+        mcp_python().display().to_string(),
+        mcp_server("py_server.py").display().to_string()
+    ))
+    .unwrap()
+}
+
+/// The server, started in `logs` (its working directory and log folder).
+async fn start(extra: &str, logs: &Path) -> Arc<McpServer> {
+    McpServer::start("py", python_spec(extra), logs, Some(logs))
+        .await
+        .unwrap()
+}
+
+fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_the_server_adds_is_listed_and_callable() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start("", logs.path()).await;
+    assert!(!names(&server.tools().await).contains(&"late".to_string()));
+    assert_eq!(server.call("add_tool", "{}").await.unwrap(), "added late");
+    // Called at once: the host asks the server rather than wait for the announcement.
+    assert_eq!(server.call("late", r#"{"word":"w"}"#).await.unwrap(), "late:w");
+    // And the announcement (notifications/tools/list_changed) makes the list read again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !names(&server.tools().await).contains(&"late".to_string()) {
+        assert!(Instant::now() < deadline, "the changed list was never read again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let missing = server.call("nothing", "{}").await.unwrap_err();
+    assert!(
+        missing.contains("no longer offers the tool \"nothing\""),
+        "{missing}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_is_restarted_once_then_left_stopped() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start("", logs.path()).await;
+    let first = server.call("die", "{}").await.unwrap_err();
+    assert!(
+        first.contains("stopped while running die, and was started again"),
+        "{first}"
+    );
+    assert_eq!(
+        server.call("echo", r#"{"text":"again"}"#).await.unwrap(),
+        "py:again"
+    );
+    let second = server.call("die", "{}").await.unwrap_err();
+    assert!(
+        second.contains("stopped again after it was restarted once"),
+        "{second}"
+    );
+    let after = server.call("echo", r#"{"text":"x"}"#).await.unwrap_err();
+    assert!(after.contains("was not started again"), "{after}");
+    // Its standard error went to its log, each start marked.
+    let log = std::fs::read_to_string(logs.path().join("py.log")).unwrap();
+    assert_eq!(log.matches("MARKER-ON-STDERR started").count(), 2, "{log}");
+    assert_eq!(log.matches("dying on request").count(), 2, "{log}");
+    assert_eq!(log.matches(" started: ").count(), 2, "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_cut_off_a_slow_call_and_a_server_that_never_answers() {
+    let logs = tempfile::tempdir().unwrap();
+    let server = start("tool_timeout_sec = 0.5", logs.path()).await;
+    let slow = server.call("sleep", r#"{"seconds": 30}"#).await.unwrap_err();
+    assert!(slow.contains("did not finish sleep within 0.5 s"), "{slow}");
+    // The server is still there for the next call.
+    assert_eq!(server.call("echo", r#"{"text":"ok"}"#).await.unwrap(), "py:ok");
+    let bad = server.call("echo", "[1]").await.unwrap_err();
+    assert!(bad.contains("must be a JSON object"), "{bad}");
+
+    let silent: McpServerSpec =
+        toml::from_str("command = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_sec = 0.5").unwrap();
+    let missing: McpServerSpec = toml::from_str("command = \"/nonexistent/mcp-server\"").unwrap();
+    let specs = BTreeMap::from([("silent".to_string(), silent), ("missing".to_string(), missing)]);
+    let started = start_servers(&specs, logs.path(), Some(logs.path())).await;
+    assert!(started.running.is_empty());
+    let failed: BTreeMap<_, _> = started.failed.into_iter().collect();
+    assert!(
+        failed["silent"].contains("within 0.5 s (startup_timeout_sec)"),
+        "{failed:?}"
+    );
+    assert!(
+        failed["missing"].contains("cannot run \"/nonexistent/mcp-server\""),
+        "{failed:?}"
+    );
+}
