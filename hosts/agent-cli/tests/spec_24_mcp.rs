@@ -1,6 +1,6 @@
 //! MCP servers end to end through `agent-host run` (issue 24): the reference servers from npm
 //! (server-everything, server-filesystem) and a server written with the Python SDK, over
-//! stdio, configured as `[mcp_servers.NAME]`; a scripted model calls their tools and the
+//! stdio, and server-everything over streamable HTTP with a bearer token from a variable, configured as `[mcp_servers.NAME]`; a scripted model calls their tools and the
 //! results reach its next request. Their standard error stays out of the terminal; a server
 //! that does not start is reported and the run goes on; an untrusted project's servers are
 //! not started; `agent-host mcp list` shows them.
@@ -9,6 +9,7 @@
 
 mod common;
 
+use agent_test_support::mcp::EverythingOverHttp;
 use agent_test_support::paths::{mcp_python, mcp_server};
 use common::{agent_host, stderr, stdout};
 use scripted_llm::anthropic::{message, text, tool_use};
@@ -213,4 +214,60 @@ async fn mcp_list_shows_each_server_its_state_and_tools() {
         ("py", "ready"),
     ];
     assert_eq!(states, expected.map(|(n, s)| (n.to_string(), s.to_string())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_calls_a_streamable_http_server() {
+    let http = EverythingOverHttp::start();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".agent")).unwrap();
+    std::fs::write(
+        work.path().join(".agent/config.toml"),
+        format!(
+            "[mcp_servers.web]\nurl = {:?}\nbearer_token_env_var = \"MCP_TEST_TOKEN\"\n\
+             http_headers = {{ \"X-Client\" = \"tests\" }}\n",
+            http.url()
+        ),
+    )
+    .unwrap();
+    common::trust_project(work.path());
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[tool_use("h1", "web__echo", json!({"message": "over http"}))]),
+            message(&[text("Done.")]),
+        ],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    let run = |token: Option<&str>| {
+        let mut command = agent_host();
+        command
+            .args(["run", "Use the server", "--approval", "auto"])
+            .args(["--cwd", &work.path().display().to_string()])
+            .env("ANTHROPIC_BASE_URL", server.base_url());
+        if let Some(token) = token {
+            command.env("MCP_TEST_TOKEN", token);
+        }
+        command.output()
+    };
+    let output = run(Some("token-value-for-the-test")).await.unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let results = common::last_tool_results(&server.requests());
+    assert_eq!(
+        results,
+        [("h1".to_string(), false, "Echo: over http".to_string())]
+    );
+    // Without its token's variable the server is left out, with the reason.
+    let output = run(None).await.unwrap();
+    let err = stderr(&output);
+    assert!(
+        err.contains("bearer_token_env_var names the variable MCP_TEST_TOKEN, which is not set"),
+        "{err}"
+    );
 }

@@ -2,11 +2,13 @@
 //! Python SDK (`tests/mcp-servers/py_server.py`): a changed tool list is read again, a
 //! server that dies mid-call is restarted once and then left stopped, a slow call and a
 //! server that never answers are cut off by their timeouts, and the server's standard error
-//! goes to its log.
+//! goes to its log. The npm reference server `server-everything` is reached in its streamable
+//! HTTP mode.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use agent_host::host_tools::mcp::{McpServer, McpServerSpec, start_servers};
+use agent_test_support::mcp::EverythingOverHttp;
 use agent_test_support::paths::{mcp_python, mcp_server};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -108,4 +110,28 @@ async fn timeouts_cut_off_a_slow_call_and_a_server_that_never_answers() {
         failed["missing"].contains("cannot run \"/nonexistent/mcp-server\""),
         "{failed:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_is_listed_and_called() {
+    let http = EverythingOverHttp::start();
+    let spec: McpServerSpec = toml::from_str(&format!(
+        "url = \"http://127.0.0.1:{}/mcp\"\nhttp_headers = {{ \"X-Client\" = \"agent-host-tests\" }}",
+        http.port
+    ))
+    .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let server = McpServer::start("web", spec, logs.path(), Some(logs.path()))
+        .await
+        .unwrap();
+    assert!(names(&server.tools().await).contains(&"echo".to_string()));
+    assert_eq!(
+        server.call("echo", r#"{"message":"over http"}"#).await.unwrap(),
+        "Echo: over http"
+    );
+    let sum = server.call("get-sum", r#"{"a": 20, "b": 22}"#).await.unwrap();
+    assert!(sum.contains("is 42"), "{sum}");
+    // An HTTP server has no standard error to keep: no log file.
+    assert!(server.log_path().is_none());
+    server.stop().await;
 }

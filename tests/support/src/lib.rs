@@ -7,11 +7,15 @@
 //! - [`wire`]: replies in each provider's real wire format (Anthropic Messages, OpenAI
 //!   Responses and Chat Completions, Gemini), served over HTTP by `scripted-llm` and fed
 //!   straight to the core's fakes alike;
-//! - `paths`: where the build puts the component and the plugins the hosts' tests run.
+//! - `paths`: where the build puts the component and the plugins the hosts' tests run, and
+//!   where the MCP test servers are installed;
+//! - `mcp`: a real MCP server over streamable HTTP on 127.0.0.1 (a Node process).
 //!
-//! Nothing here needs a runtime or a network, so it builds for wasm32 too.
+//! Nothing else here needs a runtime or a network, so the rest builds for wasm32 too.
 
 pub mod fakes;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mcp;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod paths;
 pub mod quiet;

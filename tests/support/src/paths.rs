@@ -44,11 +44,11 @@ pub fn mcp_python() -> PathBuf {
     path
 }
 
-/// A fixture of `tests/mcp-servers` (e.g. `py_server.py`), or the entry point of one of the
+/// A file of `tests/mcp-servers` (e.g. `py_server.py`), or the entry point of one of the
 /// npm servers installed there (`server-everything`: its `dist/index.js`).
 pub fn mcp_server(name: &str) -> PathBuf {
     let dir = workspace_root().join("tests/mcp-servers");
-    let path = if name.ends_with(".py") {
+    let path = if name.contains('.') {
         dir.join(name)
     } else {
         dir.join(format!("node_modules/@modelcontextprotocol/{name}/dist/index.js"))

@@ -164,9 +164,13 @@ fn mcp_servers_are_read_with_their_sources_and_mistakes_name_the_line() {
         "{}",
         s.mcp_server_sources["docs"]
     );
-    let error = settings("\n[mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\n", &[]).unwrap_err();
+    let error = settings(
+        "\n[mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"\nargs = [\"x\"]\n",
+        &[],
+    )
+    .unwrap_err();
     assert!(
-        error.contains(":2: mcp_servers.web: streamable HTTP servers (url) are not supported yet"),
+        error.contains(":2: mcp_servers.web: args, env, env_vars and cwd are for command servers"),
         "{error}"
     );
     let error = settings("[mcp_servers.a]\ncommand = \"x\"\nbearer_token = \"t\"\n", &[]).unwrap_err();

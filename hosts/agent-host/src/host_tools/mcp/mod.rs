@@ -7,6 +7,7 @@ mod result;
 mod server;
 pub mod spec;
 mod tool;
+mod transport;
 
 pub use server::McpServer;
 pub use spec::McpServerSpec;

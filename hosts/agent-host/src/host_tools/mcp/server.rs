@@ -5,12 +5,12 @@
 
 use super::result::text_of;
 use super::spec::McpServerSpec;
-use crate::environments::env_vars::EnvPolicy;
+use super::transport;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -71,7 +71,9 @@ impl McpServer {
         };
         let server = Self {
             name: name.to_string(),
-            log: log_dir.map(|dir| dir.join(format!("{name}.log"))),
+            log: log_dir
+                .filter(|_| spec.url.is_none())
+                .map(|dir| dir.join(format!("{name}.log"))),
             spec,
             cwd,
             tools_changed: Arc::new(AtomicBool::new(false)),
@@ -232,30 +234,26 @@ impl McpServer {
                 self.log_note()
             )
         };
-        if !self.cwd.is_dir() {
-            return Err(failed(format!(
-                "its working directory {} is not a folder",
-                self.cwd.display()
-            )));
-        }
-        let command_name = self.spec.command.clone().unwrap_or_default();
-        let mut command = tokio::process::Command::new(&command_name);
-        command
-            .args(&self.spec.args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .envs(self.variables());
-        let stderr = self.open_log().map_err(|e| failed(e.to_string()))?;
-        let (transport, _) = TokioChildProcess::builder(command)
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| failed(format!("cannot run {command_name:?}: {e}")))?;
         let handler = Handler {
             tools_changed: self.tools_changed.clone(),
         };
         let timeout = self.spec.startup_timeout();
         let started = tokio::time::timeout(timeout, async {
-            let service = handler.serve(transport).await.map_err(|e| e.to_string())?;
+            let service = match &self.spec.url {
+                Some(url) => {
+                    let config = transport::http(&self.spec, url)?;
+                    handler
+                        .serve(StreamableHttpClientTransport::from_config(config))
+                        .await
+                }
+                None => {
+                    let stderr = self.open_log().map_err(|e| e.to_string())?;
+                    handler
+                        .serve(transport::stdio(&self.spec, &self.cwd, stderr)?)
+                        .await
+                }
+            }
+            .map_err(|e| e.to_string())?;
             // Cleared before listing: a change announced from now on is read again later.
             self.tools_changed.store(false, Ordering::SeqCst);
             let tools = service.peer().list_all_tools().await.map_err(|e| e.to_string())?;
@@ -270,19 +268,6 @@ impl McpServer {
         })?
         .map_err(failed)?;
         Ok(started)
-    }
-
-    /// The server's variables: the core ones every command gets (PATH, HOME, ...), those it
-    /// names in `env_vars` (credentials too), then its literal `env`.
-    fn variables(&self) -> Vec<(String, String)> {
-        let host =
-            std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
-        let mut vars = EnvPolicy::CoreOnly.filter(host, &self.spec.env_vars);
-        for (name, value) in &self.spec.env {
-            vars.retain(|(kept, _)| kept != name);
-            vars.push((name.clone(), value.clone()));
-        }
-        vars
     }
 
     /// The log file, appended to, with a line saying this start began; the null device

@@ -30,8 +30,16 @@ pub struct McpServerSpec {
     pub env_vars: Vec<String>,
     /// The server's working directory; the workspace when absent.
     pub cwd: Option<PathBuf>,
-    /// A streamable HTTP server's address: not supported yet, refused with that reason.
+    /// A streamable HTTP server's address (`http://` or `https://`).
     pub url: Option<String>,
+    /// The variable holding a bearer token for an HTTP server (never the token itself).
+    pub bearer_token_env_var: Option<String>,
+    /// Headers sent to an HTTP server, with their values.
+    #[serde(default)]
+    pub http_headers: BTreeMap<String, String>,
+    /// Headers sent to an HTTP server, each with the variable that holds its value.
+    #[serde(default)]
+    pub env_http_headers: BTreeMap<String, String>,
     pub startup_timeout_sec: Option<f64>,
     pub tool_timeout_sec: Option<f64>,
     #[serde(default = "enabled_by_default")]
@@ -57,21 +65,20 @@ impl McpServerSpec {
             ));
         }
         match (&self.command, &self.url) {
-            (Some(_), Some(_)) => return Err("give command (a stdio server) or url, not both".to_string()),
-            (None, Some(_)) => {
+            (Some(_), Some(_)) => {
                 return Err(
-                    "streamable HTTP servers (url) are not supported yet; run the server over \
-                            stdio with command and args"
-                        .to_string(),
+                    "give command (a stdio server) or url (a streamable HTTP one), not both".to_string(),
                 );
             }
             (None, None) => {
-                return Err("command is missing: the program that serves MCP on stdio".to_string());
+                return Err("command (a stdio server) or url (a streamable HTTP one) is missing".to_string());
             }
-            (Some(command), None) if command.trim().is_empty() => return Err("command is empty".to_string()),
-            (Some(_), None) => {}
+            (Some(command), None) => self.check_stdio(command)?,
+            (None, Some(url)) => self.check_http(url)?,
         }
-        for var in self.env.keys().chain(&self.env_vars) {
+        let variables = self.env.keys().chain(&self.env_vars);
+        let header_variables = self.env_http_headers.values().chain(&self.bearer_token_env_var);
+        for var in variables.chain(header_variables) {
             if !is_variable_name(var) {
                 return Err(format!("{var:?} is not an environment variable's name"));
             }
@@ -87,6 +94,44 @@ impl McpServerSpec {
                     "{key} = {secs}: give a number of seconds above 0 and at most a day"
                 ));
             }
+        }
+        Ok(())
+    }
+
+    fn check_stdio(&self, command: &str) -> Result<(), String> {
+        if command.trim().is_empty() {
+            return Err("command is empty".to_string());
+        }
+        if self.bearer_token_env_var.is_some()
+            || !self.http_headers.is_empty()
+            || !self.env_http_headers.is_empty()
+        {
+            return Err(
+                "bearer_token_env_var, http_headers and env_http_headers are for url servers, not command ones"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+
+    fn check_http(&self, url: &str) -> Result<(), String> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!("url {url:?} must start with http:// or https://"));
+        }
+        if !self.args.is_empty() || !self.env.is_empty() || !self.env_vars.is_empty() || self.cwd.is_some() {
+            return Err("args, env, env_vars and cwd are for command servers, not url ones".to_string());
+        }
+        for header in self.http_headers.keys().chain(self.env_http_headers.keys()) {
+            if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                return Err(format!("{header:?} is not an HTTP header's name"));
+            }
+        }
+        if self
+            .http_headers
+            .values()
+            .any(|v| http::HeaderValue::from_str(v).is_err())
+        {
+            return Err("a value in http_headers is not a valid header value".to_string());
         }
         Ok(())
     }
@@ -148,8 +193,28 @@ mod tests {
     fn each_mistake_is_named() {
         let cases = [
             ("command = \"x\"\nurl = \"http://127.0.0.1/mcp\"", "s", "not both"),
-            ("url = \"http://127.0.0.1/mcp\"", "s", "not supported yet"),
-            ("args = []", "s", "command is missing"),
+            ("url = \"ftp://127.0.0.1/mcp\"", "s", "must start with http"),
+            (
+                "url = \"http://h/mcp\"\nargs = [\"x\"]",
+                "s",
+                "for command servers",
+            ),
+            (
+                "command = \"x\"\nbearer_token_env_var = \"T\"",
+                "s",
+                "for url servers",
+            ),
+            (
+                "url = \"http://h/mcp\"\nbearer_token_env_var = \"sk-123\"",
+                "s",
+                "\"sk-123\" is not an environment",
+            ),
+            (
+                "url = \"http://h/mcp\"\nhttp_headers = { \"X Y\" = \"1\" }",
+                "s",
+                "not an HTTP header's name",
+            ),
+            ("args = []", "s", "is missing"),
             ("command = \" \"", "s", "empty"),
             (
                 "command = \"x\"\nenv_vars = [\"A-B\"]",
