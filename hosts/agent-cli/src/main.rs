@@ -64,8 +64,13 @@ enum Command {
     /// Run a task to completion and print each event as it happens.
     #[command(after_help = RUN_EXIT_CODES)]
     Run {
-        /// What the agent should do.
-        task: String,
+        /// What the agent should do; with --command, the command's arguments.
+        #[arg(required_unless_present = "command")]
+        task: Option<String>,
+        /// Run a custom command (.agent/commands/NAME.md, or commands/NAME.md in the user's
+        /// configuration folder) with TASK as its arguments.
+        #[arg(long, value_name = "NAME")]
+        command: Option<String>,
         #[command(flatten)]
         env: EnvOptions,
         /// Provider: anthropic, openai, gemini, a server named in OPENAI_COMPATIBLE_ENDPOINTS,
@@ -216,6 +221,7 @@ async fn async_main() -> ExitCode {
     match cli.command {
         Command::Run {
             task,
+            command,
             env,
             provider,
             model,
@@ -226,6 +232,10 @@ async fn async_main() -> ExitCode {
             record_replay,
             persist,
         } => {
+            let task = match custom_command_prompt(command.as_deref(), task, &env) {
+                Ok(task) => task,
+                Err(message) => return fail(exit::USAGE, message),
+            };
             let choice = RunChoice {
                 provider,
                 model,
@@ -345,11 +355,18 @@ async fn run(
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
     };
-    let tools = match host_tools(env.clone(), &env_options, &plugin_options).await {
-        Ok(tools) => tools,
+    let extras = match host_tools(env.clone(), &env_options, &plugin_options).await {
+        Ok(extras) => extras,
         Err(message) => return fail(exit::USAGE, message),
     };
-    let host = match build_host(&component, settings.endpoints.clone(), Some(approvals), tools).await {
+    let host = match build_host(
+        &component,
+        settings.endpoints.clone(),
+        Some(approvals),
+        extras.tools,
+    )
+    .await
+    {
         Ok(host) => host,
         Err(message) => return fail(exit::AGENT_ERROR, message),
     };
@@ -360,7 +377,8 @@ async fn run(
             e.base_url, e.key_var
         )
     });
-    let config = settings.session_config(&target);
+    let mut config = settings.session_config(&target);
+    config.user_instructions = extras.instructions;
     let options = SessionOptions {
         config: Some(config),
         environment: Some(env),
@@ -432,12 +450,72 @@ async fn run(
     }
 }
 
-/// The configured command tools and the plugins, for sessions in `env`.
+/// The task of a run: TASK itself, or with `--command NAME` that command's prompt with TASK
+/// as its arguments.
+fn custom_command_prompt(
+    command: Option<&str>,
+    task: Option<String>,
+    env: &EnvOptions,
+) -> Result<String, String> {
+    let Some(name) = command else {
+        return Ok(task.unwrap_or_default());
+    };
+    let name = name.strip_prefix('/').unwrap_or(name);
+    let workspace = match &env.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+    };
+    let commands = custom_commands(env, &workspace);
+    match agent_host::extensions::commands::find(&commands, name) {
+        Some(command) => Ok(command.expand(task.as_deref().unwrap_or_default())),
+        None => {
+            let names: Vec<String> = commands.iter().map(|c| c.name.clone()).collect();
+            Err(format!(
+                "there is no custom command {name:?} (.agent/commands/{name}.md, or commands/{name}.md in \
+                 the user's configuration folder); the commands are: {}",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        }
+    }
+}
+
+/// The custom commands: the user's, and the project's when `workspace` is local (a remote
+/// one's files are there, not here). Files that cannot be used are named in warnings.
+pub(crate) fn custom_commands(
+    env: &EnvOptions,
+    workspace: &Path,
+) -> Vec<agent_host::extensions::CustomCommand> {
+    let local = matches!(env.env.as_deref(), None | Some("local"));
+    let user_dir = agent_host::extensions::user_dir();
+    let (commands, problems) =
+        agent_host::extensions::commands::discover(local.then_some(workspace), user_dir.as_deref());
+    for problem in problems {
+        eprintln!(
+            "agent-host: warning: a custom command is left out: {}",
+            terminal_text::one_line(&problem)
+        );
+    }
+    commands
+}
+
+/// What a session gets from the configuration and the extension folders: host tools
+/// (command tools, plugins, MCP servers' tools, `load_skill`) and the system prompt's
+/// skills section.
+struct HostExtras {
+    tools: Vec<Arc<dyn HostTool>>,
+    instructions: Option<String>,
+}
+
+/// The configured command tools, plugins, MCP servers and skills, for sessions in `env`.
 async fn host_tools(
     env: Arc<dyn Environment>,
     env_options: &EnvOptions,
     plugin_options: &PluginOptions,
-) -> Result<Vec<Arc<dyn HostTool>>, String> {
+) -> Result<HostExtras, String> {
     // A remote workspace's configuration file is not read: it would run commands here.
     let local_workspace = match env_options.env.as_deref() {
         None | Some("local") => Some(PathBuf::from(env.working_directory())),
@@ -451,7 +529,21 @@ async fn host_tools(
         load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
     tools.extend(mcp_tools(&settings.mcp_servers, local_workspace.as_deref()).await);
-    Ok(tools)
+    // Skills: the project's only from a local workspace (a remote one's files are there).
+    let user_dir = agent_host::extensions::user_dir();
+    let (skills, problems) =
+        agent_host::extensions::skills::discover(local_workspace.as_deref(), user_dir.as_deref());
+    for problem in problems {
+        eprintln!(
+            "agent-host: warning: a skill is left out: {}",
+            terminal_text::one_line(&problem)
+        );
+    }
+    let instructions = agent_host::extensions::skills::prompt_section(&skills);
+    if !skills.is_empty() {
+        tools.push(Arc::new(agent_host::extensions::skills::LoadSkill::new(skills)));
+    }
+    Ok(HostExtras { tools, instructions })
 }
 
 /// The configured MCP servers' tools. Servers run on this machine, in the workspace (the

@@ -7,17 +7,9 @@ mod common;
 
 use common::{agent_host, stderr, stdout};
 use scripted_llm::anthropic::{message, text, tool_use};
-use scripted_llm::{Script, ScriptedServer};
+use scripted_llm::ScriptedServer;
 use serde_json::json;
 
-async fn server(replies: Vec<scripted_llm::Reply>) -> ScriptedServer {
-    ScriptedServer::start(Script {
-        replies,
-        require_api_key: None,
-    })
-    .await
-    .unwrap()
-}
 
 /// `agent-host` with the scripted server as its Anthropic endpoint and a home of its own.
 fn agent_host_for(server: &ScriptedServer, home: &std::path::Path) -> tokio::process::Command {
@@ -34,7 +26,7 @@ fn agent_host_for(server: &ScriptedServer, home: &std::path::Path) -> tokio::pro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_into_a_pipe_prints_no_escape_codes() {
-    let server = server(vec![
+    let server = common::scripted_server(vec![
         message(&[
             text("Writing."),
             tool_use(
@@ -67,7 +59,7 @@ async fn run_into_a_pipe_prints_no_escape_codes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_stopped_by_a_limit_exits_with_3() {
-    let server = server(vec![message(&[tool_use(
+    let server = common::scripted_server(vec![message(&[tool_use(
         "t1",
         "shell",
         json!({"command": "echo again"}),
@@ -107,7 +99,7 @@ async fn run_help_documents_the_exit_codes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_without_a_terminal_takes_each_line_as_the_next_input() {
-    let server = server(vec![
+    let server = common::scripted_server(vec![
         message(&[tool_use(
             "t1",
             "write_file",

@@ -19,6 +19,7 @@ pub mod config;
 pub mod content_hash;
 pub mod embed;
 pub mod environments;
+pub mod extensions;
 pub mod host_tools;
 pub mod persist;
 pub mod private_files;

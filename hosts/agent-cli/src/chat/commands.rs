@@ -95,6 +95,37 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
     }
 }
 
+/// Whether `name` (without its slash) is a built-in command, which a custom one cannot take.
+pub fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "help"
+            | "?"
+            | "model"
+            | "effort"
+            | "reset"
+            | "new"
+            | "clear"
+            | "undo"
+            | "compact"
+            | "rewind"
+            | "quit"
+            | "exit"
+            | "q"
+    )
+}
+
+/// The custom commands, one per line, for `/help`.
+pub fn custom_help(custom: &[agent_host::extensions::CustomCommand]) -> String {
+    let width = custom.iter().map(|c| c.usage().len()).max().unwrap_or(0);
+    let mut text = String::from("custom commands (.agent/commands, the user's commands folder):");
+    for command in custom {
+        let line = format!("\n  {:width$}  {}", command.usage(), command.summary());
+        text.push_str(&crate::terminal_text::one_line(&line));
+    }
+    text
+}
+
 /// The commands and the keys, one per line.
 pub fn help() -> String {
     let width = COMMANDS.iter().map(|(c, _)| c.len()).max().unwrap_or(0);

@@ -11,6 +11,7 @@ use super::screen::{PromptLine, Screen};
 use super::style::Palette;
 use super::view::ChatView;
 use crate::terminal_text;
+use agent_host::extensions::CustomCommand;
 use agent_protocol::StopReason;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -59,6 +60,8 @@ pub struct Driver {
     queued: VecDeque<String>,
     /// Stdin (not a terminal) ended: leave once the queued inputs are done.
     quit_when_idle: bool,
+    /// `/NAME [arguments]` sends a custom command's prompt.
+    pub custom_commands: Vec<CustomCommand>,
 }
 
 impl Driver {
@@ -83,6 +86,7 @@ impl Driver {
             inputs_open: true,
             last_interrupt: None,
             queued: VecDeque::new(),
+            custom_commands: Vec::new(),
             quit_when_idle: false,
         }
     }
@@ -386,6 +390,14 @@ impl Driver {
     }
 
     async fn slash_command(&mut self, line: &str) -> Flow {
+        let (name, arguments) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let custom = name
+            .strip_prefix('/')
+            .and_then(|name| agent_host::extensions::commands::find(&self.custom_commands, name));
+        if let Some(custom) = custom {
+            let prompt = custom.expand(arguments);
+            return self.send(prompt);
+        }
         let command = match commands::parse(line) {
             Ok(command) => command,
             Err(message) => {
@@ -395,7 +407,12 @@ impl Driver {
         };
         let p = self.palette;
         match command {
-            SlashCommand::Help => self.screen.line(&commands::help()),
+            SlashCommand::Help => {
+                self.screen.line(&commands::help());
+                if !self.custom_commands.is_empty() {
+                    self.screen.line(&commands::custom_help(&self.custom_commands));
+                }
+            }
             SlashCommand::Quit => return Flow::Quit,
             _ if self.agent.is_busy() => self.screen.line(
                 &p.yellow("the agent is working: wait for it (or press Ctrl-C to cancel), then try again"),

@@ -63,6 +63,9 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
         Err((code, message)) => return fail(code, message),
     };
     let working_dir = prepared.env.working_directory();
+    // A built-in command keeps its name.
+    let mut custom = crate::custom_commands(&args.env, std::path::Path::new(&working_dir));
+    custom.retain(|c| !commands::is_builtin(&c.name));
     let config = prepared.config.clone();
     let store = match args.persist.no_persist {
         true => None,
@@ -120,9 +123,9 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
         inputs,
         questions: prepared.questions,
     };
-    let stopped = driver::Driver::new(agent, screen, view, palette, channels, prepared.credential_hint)
-        .run()
-        .await;
+    let mut driver = driver::Driver::new(agent, screen, view, palette, channels, prepared.credential_hint);
+    driver.custom_commands = custom;
+    let stopped = driver.run().await;
     drop(raw);
     if !stopped {
         // Returning would drop the runtime, which waits for the worker still running the

@@ -77,11 +77,12 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         }));
     let env = env_options.build().await.map_err(usage)?;
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
-    let config = settings.session_config(&target);
-    let tools = crate::host_tools(env.clone(), &env_options, &args.plugins)
+    let mut config = settings.session_config(&target);
+    let extras = crate::host_tools(env.clone(), &env_options, &args.plugins)
         .await
         .map_err(usage)?;
-    let host = crate::build_host(component, endpoints, Some(policy), tools)
+    config.user_instructions = extras.instructions;
+    let host = crate::build_host(component, endpoints, Some(policy), extras.tools)
         .await
         .map_err(|message| (exit::AGENT_ERROR, message))?;
     Ok(Prepared {

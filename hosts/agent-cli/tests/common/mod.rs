@@ -165,3 +165,13 @@ pub fn last_tool_results(requests: &[scripted_llm::RecordedRequest]) -> Vec<(Str
         })
         .collect()
 }
+
+/// The scripted Anthropic server with `replies`, no key required.
+pub async fn scripted_server(replies: Vec<scripted_llm::Reply>) -> scripted_llm::ScriptedServer {
+    scripted_llm::ScriptedServer::start(scripted_llm::Script {
+        replies,
+        require_api_key: None,
+    })
+    .await
+    .expect("the scripted server did not start")
+}
