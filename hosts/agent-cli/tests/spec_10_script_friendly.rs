@@ -6,10 +6,9 @@
 mod common;
 
 use common::{agent_host, stderr, stdout};
-use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::ScriptedServer;
+use scripted_llm::anthropic::{message, text, tool_use};
 use serde_json::json;
-
 
 /// `agent-host` with the scripted server as its Anthropic endpoint and a home of its own.
 fn agent_host_for(server: &ScriptedServer, home: &std::path::Path) -> tokio::process::Command {

@@ -16,7 +16,6 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-
 /// The text blocks of the request's messages, in order.
 fn texts(request: &serde_json::Value) -> Vec<String> {
     request["messages"]
@@ -165,4 +164,121 @@ async fn skills_are_listed_in_the_system_prompt_and_loaded_on_demand() {
         "Entries go under ## Unreleased, one line each, past tense.\n\n[Files of this skill, loaded with load_skill and file: template.md]"
     );
     assert_eq!(result("s2"), "- Fixed: WHAT.\n");
+}
+
+/// A project whose hooks log every event they get to `hooks.log` and whose before_tool hook
+/// refuses shell commands that delete.
+fn hooked_workspace() -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    let log = r#"read -r event; printf '%s\n' "$event" >> hooks.log"#;
+    let guard = r#"read -r event; printf '%s\n' "$event" >> hooks.log; case "$event" in *'rm '*) echo 'deleting is not allowed here' >&2; exit 2;; esac"#;
+    write(
+        &work.path().join(".agent/config.toml"),
+        &format!(
+            "[[hooks.session_start]]\ncommand = [\"sh\", \"-c\", {log:?}]\n\
+             [[hooks.before_tool]]\nmatcher = \"shell\"\ncommand = [\"sh\", \"-c\", {guard:?}]\n\
+             [[hooks.after_tool]]\ncommand = [\"sh\", \"-c\", {log:?}]\n\
+             [[hooks.stop]]\ncommand = [\"sh\", \"-c\", {log:?}]\n"
+        ),
+    );
+    work
+}
+
+/// `run "Tidy up"` in `work`, next to a file `precious.txt` the model will try to delete.
+async fn tidy_up(work: &Path, server: &scripted_llm::ScriptedServer) -> std::process::Output {
+    std::fs::write(work.join("precious.txt"), "keep me").unwrap();
+    agent_host()
+        .args(["run", "Tidy up", "--approval", "auto"])
+        .args(["--cwd", &work.display().to_string()])
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_see_each_event_and_a_before_tool_hook_refuses_a_call() {
+    let work = hooked_workspace();
+    common::trust_project(work.path());
+    let server = common::scripted_server(vec![
+        message(&[
+            tool_use("c1", "shell", json!({"command": "echo kept"})),
+            tool_use("c2", "shell", json!({"command": "rm -f precious.txt"})),
+        ]),
+        message(&[text("Done.")]),
+    ])
+    .await;
+    let output = tidy_up(work.path(), &server).await;
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        work.path().join("precious.txt").exists(),
+        "the refused command did not run"
+    );
+    let results = common::last_tool_results(&server.requests());
+    assert!(!results[0].1 && results[0].2.starts_with("kept\n"), "{results:?}");
+    assert_eq!(results[1].0, "c2");
+    assert!(results[1].1, "{results:?}");
+    assert!(
+        results[1]
+            .2
+            .contains("a before_tool hook (sh) refused this call: deleting is not allowed here"),
+        "{results:?}"
+    );
+    // Every hook got its event as one JSON line, in the order things happened.
+    let log = std::fs::read_to_string(work.path().join("hooks.log")).unwrap();
+    let events: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["hook_event_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "session_start",
+            "before_tool",
+            "before_tool",
+            "after_tool",
+            "after_tool",
+            "stop"
+        ],
+        "{log}"
+    );
+    assert_eq!(events[1]["tool_input"]["command"], "echo kept");
+    assert_eq!(events[1]["tool_name"], "shell");
+    assert!(
+        events[3]["tool_output"].as_str().unwrap().starts_with("kept\n"),
+        "{log}"
+    );
+    assert!(
+        events[4]["tool_error"]
+            .as_str()
+            .unwrap()
+            .contains("deleting is not allowed"),
+        "{log}"
+    );
+    assert_eq!(events[5]["stop_reason"], "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_projects_hooks_do_not_run() {
+    let work = hooked_workspace();
+    let server = common::scripted_server(vec![
+        message(&[tool_use("c1", "shell", json!({"command": "rm -f precious.txt"}))]),
+        message(&[text("Done.")]),
+    ])
+    .await;
+    let output = tidy_up(work.path(), &server).await;
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("[hooks]"), "the ignored hooks are named: {err}");
+    assert!(!work.path().join("hooks.log").exists());
+    assert!(
+        !work.path().join("precious.txt").exists(),
+        "no hook stood in the way"
+    );
 }

@@ -20,6 +20,7 @@ pub mod content_hash;
 pub mod embed;
 pub mod environments;
 pub mod extensions;
+pub mod hooks;
 pub mod host_tools;
 pub mod persist;
 pub mod private_files;

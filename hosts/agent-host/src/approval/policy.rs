@@ -4,6 +4,7 @@
 use crate::approval::category::ToolCategory;
 use crate::approval::command_prefix::{self, CommandRule};
 use crate::environments::policy::command_guard::dangerous;
+use crate::hooks::Hooks;
 use agent_protocol::ToolCategory as Kind;
 use agent_protocol::ports::{Approval, ApprovalRequest};
 use async_trait::async_trait;
@@ -168,6 +169,8 @@ pub struct ApprovalPolicy {
     observer: Option<CallObserver>,
     /// Whether `ask` mode offers to run a command the sandbox refused again without it.
     unsandboxed_reruns: bool,
+    /// The user's hooks (`[hooks]`): run before each call is decided on, and on events.
+    hooks: Option<Arc<Hooks>>,
 }
 
 /// Told of every call a session is about to decide on, in the order the calls run.
@@ -201,7 +204,19 @@ impl ApprovalPolicy {
             session_bound: false,
             observer: None,
             unsandboxed_reruns: true,
+            hooks: None,
         }
+    }
+
+    /// Runs `hooks`: `before_tool` ones before each call is decided on (a refusal denies
+    /// it), the others on the session's events.
+    pub fn with_hooks(mut self, hooks: Option<Arc<Hooks>>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    pub fn hooks(&self) -> Option<&Arc<Hooks>> {
+        self.hooks.as_ref()
     }
 
     /// Tells `observer` of every tool call before it is decided on (and so before it
@@ -244,6 +259,7 @@ impl ApprovalPolicy {
             session_bound: false,
             observer: self.observer.clone(),
             unsandboxed_reruns: self.unsandboxed_reruns,
+            hooks: self.hooks.clone(),
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::config::source::line_of;
 use crate::environments::options::EnvOptions;
+use crate::hooks::HooksConfig;
 use crate::host_tools::command::{CommandTool, CommandToolContext, CommandToolSpec, load_command_tools};
 use crate::host_tools::mcp::McpServerSpec;
 use crate::host_tools::plugin::Capability;
@@ -28,6 +29,9 @@ pub struct AgentConfig {
     /// `[mcp_servers.NAME]`: MCP servers whose tools are offered as `NAME__tool`.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerSpec>,
+    /// `[hooks]`: commands run on the sessions' events.
+    #[serde(default)]
+    pub hooks: HooksConfig,
     /// The file this was read from, if any (set by [`AgentConfig::load`]).
     #[serde(skip)]
     pub source: Option<PathBuf>,
@@ -83,6 +87,7 @@ impl AgentConfig {
             tools: tools.into_iter().map(toml::Spanned::into_inner).collect(),
             plugins,
             mcp_servers: BTreeMap::new(),
+            hooks: HooksConfig::default(),
             source: Some(path.to_path_buf()),
         })
     }

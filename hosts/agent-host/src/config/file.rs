@@ -6,6 +6,7 @@ use crate::approval::ApprovalMode;
 use crate::config::agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
 use crate::config::source::{LayerKind, Source, Sourced, line_of};
 use crate::environments::env_vars::EnvPolicy;
+use crate::hooks::HooksConfig;
 use crate::host_tools::command::CommandToolSpec;
 use crate::host_tools::command::names::is_variable_name;
 use crate::host_tools::mcp::McpServerSpec;
@@ -37,6 +38,7 @@ struct RawFile {
     tools: Vec<Spanned<CommandToolSpec>>,
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerSpec>>,
+    hooks: Option<Spanned<HooksConfig>>,
 }
 
 #[derive(Deserialize)]
@@ -126,6 +128,8 @@ pub struct FileLayer {
     pub tools_at: Option<Source>,
     /// Where each `[mcp_servers.NAME]` is.
     pub mcp_servers_at: BTreeMap<String, Source>,
+    /// Where `[hooks]` is, if the file has it.
+    pub hooks_at: Option<Source>,
     /// `[[tools]]` and `[plugins]` (plugin paths resolved against the file's folder).
     pub agent: AgentConfig,
     /// `None` for a trusted file; for a project file the user has not trusted, the
@@ -342,6 +346,15 @@ impl FileLayer {
             path,
         )?;
         agent.mcp_servers = mcp_servers;
+        let hooks_at = raw.hooks.as_ref().map(|h| at(h.span().start));
+        if let Some(hooks) = raw.hooks {
+            let start = hooks.span().start;
+            hooks
+                .get_ref()
+                .check()
+                .map_err(|e| format!("{}: {e}", place(start, "hooks")))?;
+            agent.hooks = hooks.into_inner();
+        }
         Ok(Self {
             kind,
             path: path.to_path_buf(),
@@ -375,6 +388,7 @@ impl FileLayer {
             plugins_at,
             tools_at,
             mcp_servers_at,
+            hooks_at,
             agent,
             untrusted: None,
         })

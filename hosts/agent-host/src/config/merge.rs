@@ -350,6 +350,10 @@ fn file_tool_config(user: Option<&FileLayer>, project: Option<&FileLayer>) -> Ag
     let mut servers = user.map(|u| u.agent.mcp_servers.clone()).unwrap_or_default();
     servers.append(&mut config.mcp_servers);
     config.mcp_servers = servers;
+    // Every file's hooks run: the user's first.
+    let mut hooks = user.map(|u| u.agent.hooks.clone()).unwrap_or_default();
+    hooks.extend(&config.hooks);
+    config.hooks = hooks;
     config
 }
 

@@ -127,7 +127,8 @@ impl Settings {
             self.untrusted_project.is_some() && matches!(self.approval.source, Source::ProjectFile { .. });
         let policy = ApprovalPolicy::new(self.approval.value)
             .allow_dangerous_commands(allow_dangerous_commands)
-            .offer_unsandboxed_reruns(!untrusted_choice);
+            .offer_unsandboxed_reruns(!untrusted_choice)
+            .with_hooks(crate::hooks::Hooks::new(self.agent.hooks.clone()));
         match prompt {
             Some(prompt) => policy.with_prompt(prompt),
             None => policy,

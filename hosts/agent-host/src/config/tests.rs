@@ -176,3 +176,13 @@ fn mcp_servers_are_read_with_their_sources_and_mistakes_name_the_line() {
     let error = settings("[mcp_servers.a]\ncommand = \"x\"\nbearer_token = \"t\"\n", &[]).unwrap_err();
     assert!(error.contains("bearer_token"), "{error}");
 }
+
+#[test]
+fn hooks_are_read_from_both_files_in_order_and_mistakes_name_the_line() {
+    let s = settings("[[hooks.stop]]\ncommand = [\"notify\"]\n", &[]).unwrap();
+    assert_eq!(s.agent.hooks.stop[0].command, ["notify"]);
+    let error = settings("model = \"m\"\n[[hooks.stop]]\ncommand = []\n", &[]).unwrap_err();
+    assert!(error.contains(":2: hooks: stop[0]: command is empty"), "{error}");
+    let error = settings("[[hooks.pre_tool_use]]\ncommand = [\"x\"]\n", &[]).unwrap_err();
+    assert!(error.contains("pre_tool_use"), "{error}");
+}

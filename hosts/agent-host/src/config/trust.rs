@@ -202,6 +202,11 @@ pub fn drop_authority(layer: &mut FileLayer) -> Vec<String> {
         ignored.push(format!("mcp_servers.{name} ({at})"));
     }
     layer.agent.mcp_servers.clear();
+    // A hook runs its command here on every call.
+    if let Some(at) = layer.hooks_at.take() {
+        ignored.push(format!("[hooks] ({at})"));
+        layer.agent.hooks = Default::default();
+    }
     ignored
 }
 

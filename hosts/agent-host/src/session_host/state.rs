@@ -3,6 +3,7 @@
 
 use crate::approval::{ApprovalPolicy, ToolCategory};
 use crate::environments::environment::Environment;
+use crate::hooks::Hooks;
 use crate::session_host::control::{AgentEvent, HistorySink, SessionControl};
 use crate::session_host::sandbox_rerun::CommandCalls;
 use crate::session_host::spending::SpendingLedger;
@@ -107,14 +108,39 @@ impl HostState {
 
     /// Passes an event on to whoever listens (a dropped receiver means nobody does any
     /// more: the session goes on).
-    pub fn emit(&self, kind: EventKind, session_id: String, timestamp_ms: u64, data_json: &str) {
+    /// Returns the event when hooks are to run on it ([`HostState::run_hooks`]).
+    pub fn emit(
+        &self,
+        kind: EventKind,
+        session_id: String,
+        timestamp_ms: u64,
+        data_json: &str,
+    ) -> Option<EventData> {
         match EventData::from_wire(kind, data_json) {
             Ok(data) => {
+                let hooked = self.approvals.hooks().is_some()
+                    && matches!(
+                        data,
+                        EventData::ToolCallEnd { .. }
+                            | EventData::SessionStart { .. }
+                            | EventData::ProcessingEnd { .. }
+                    );
+                let for_hooks = hooked.then(|| data.clone());
                 let _ = self.events.send(AgentEvent::new(session_id, timestamp_ms, data));
+                for_hooks
             }
             // A core and a host built from different contracts: say so, drop the event.
-            Err(error) => tracing::error!("the core emitted an event this host cannot read: {error}"),
+            Err(error) => {
+                tracing::error!("the core emitted an event this host cannot read: {error}");
+                None
+            }
         }
+    }
+
+    /// The user's hooks and the folder they run in, if any are configured.
+    pub fn hooks(&self) -> Option<(Arc<Hooks>, String)> {
+        let hooks = self.approvals.hooks()?.clone();
+        Some((hooks, self.env.working_directory()))
     }
 
     pub fn record_history(&self, entry_json: &str) {
@@ -168,8 +194,19 @@ impl HostState {
     pub async fn approve(&mut self, request: ApprovalRequest) -> Approval {
         let control = self.control.clone();
         let category = self.tools.category(&request.tool_name);
+        let hooks = self.hooks();
+        let approvals = self.approvals.clone();
+        let decide = async {
+            // The user's before_tool hooks first: a refusal is the decision, asked of nobody.
+            if let Some((hooks, cwd)) = &hooks
+                && let Some(reason) = hooks.before_tool(&request, cwd).await
+            {
+                return Approval::Deny(reason);
+            }
+            approvals.decide(category, &request).await
+        };
         let decision = tokio::select! {
-            decision = self.approvals.decide(category, &request) => decision,
+            decision = decide => decision,
             _ = control.interrupted() => Approval::Deny("the user interrupted the session".to_string()),
         };
         tracing::debug!(tool = %request.tool_name, summary = %request.summary, ?decision, "approval");

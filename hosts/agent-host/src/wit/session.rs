@@ -60,13 +60,16 @@ impl lt::HostHttpResponse for HostState {
 
 impl sh::Host for HostState {
     async fn emit(&mut self, event: sh::Event) -> Result<()> {
-        HostState::emit(
+        let hooked = HostState::emit(
             self,
             event.kind.into(),
-            event.session_id,
+            event.session_id.clone(),
             event.timestamp_ms,
             &event.data_json,
         );
+        if let (Some(data), Some((hooks, cwd))) = (hooked, self.hooks()) {
+            hooks.on_event(&event.session_id, &data, &cwd).await;
+        }
         Ok(())
     }
 
