@@ -148,6 +148,9 @@ enum Command {
         #[command(subcommand)]
         command: PluginCommand,
     },
+    /// Serve agent-host as an MCP server on stdio: one tool, agent_host, that runs a task
+    /// in a new session and returns its final answer (as `codex mcp-server`).
+    McpServer(mcp_cmd::McpServerArgs),
     /// MCP servers configured as [mcp_servers.NAME] in config.toml.
     Mcp {
         #[command(subcommand)]
@@ -260,6 +263,7 @@ async fn async_main() -> ExitCode {
             json,
         } => profile(component, provider, model, env, json).await,
         Command::Chat(args) => chat::run(component, args).await,
+        Command::McpServer(args) => mcp_cmd::serve(component, args).await,
         Command::Sessions(args) => sessions::list(args),
         Command::Resume(args) => sessions::resume(component, args).await,
         Command::Plugin { .. }
@@ -500,6 +504,21 @@ pub(crate) fn custom_commands(
         );
     }
     commands
+}
+
+/// The layered settings of a command that runs sessions (flags in `overrides`), with a
+/// warning naming what an untrusted project file had ignored.
+pub(crate) fn load_settings(
+    env: &EnvOptions,
+    config_file: Option<&Path>,
+    overrides: agent_host::config::Overrides,
+) -> Result<Settings, String> {
+    let settings = Settings::for_command(env, config_file, overrides)?;
+    if let Some(warning) = settings.untrusted_project.as_ref().and_then(|p| p.warning()) {
+        // It quotes keys of the untrusted file.
+        eprintln!("agent-host: warning: {}", terminal_text::one_line(&warning));
+    }
+    Ok(settings)
 }
 
 /// What a session gets from the configuration and the extension folders: host tools

@@ -104,3 +104,57 @@ fn render(servers: &[Value]) -> String {
     }
     out
 }
+
+/// `agent-host mcp-server`: the options of the sessions it runs, as for `run`.
+#[derive(clap::Args)]
+pub struct McpServerArgs {
+    #[command(flatten)]
+    pub env: agent_host::environments::EnvOptions,
+    /// Provider (default: the first built-in one configured).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
+    #[arg(long)]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub settings: agent_host::config::SettingsFlags,
+    #[command(flatten)]
+    pub plugins: agent_host::config::PluginOptions,
+}
+
+/// Serves the `agent_host` tool over stdio until the client leaves. Nobody can be asked on
+/// this channel: in `ask` mode writes and commands are refused (use --approval auto).
+pub async fn serve(component: PathBuf, args: McpServerArgs) -> ExitCode {
+    match prepare_server(&component, args).await {
+        Ok(server) => match server.serve_stdio().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => crate::fail(crate::exit::AGENT_ERROR, message),
+        },
+        Err((code, message)) => crate::fail(code, message),
+    }
+}
+
+async fn prepare_server(
+    component: &std::path::Path,
+    args: McpServerArgs,
+) -> Result<agent_host::embed::mcp_server::AgentServer, (u8, String)> {
+    let usage = |message: String| (crate::exit::USAGE, message);
+    let overrides = args
+        .settings
+        .overrides(args.provider.clone(), args.model.clone(), None, &args.env);
+    let settings =
+        crate::load_settings(&args.env, args.plugins.config.as_deref(), overrides).map_err(usage)?;
+    let target = settings.target().map_err(usage)?;
+    let env_options = settings.env_options(args.env.clone());
+    let policy = settings.approval_policy(None, env_options.allow_dangerous_commands);
+    let env = env_options.build().await.map_err(usage)?;
+    let mut config = settings.session_config(&target);
+    let extras = crate::host_tools(env.clone(), &env_options, &args.plugins)
+        .await
+        .map_err(usage)?;
+    config.user_instructions = extras.instructions;
+    let host = crate::build_host(component, settings.endpoints.clone(), Some(policy), extras.tools)
+        .await
+        .map_err(|message| (crate::exit::AGENT_ERROR, message))?;
+    Ok(agent_host::embed::mcp_server::AgentServer::new(host, config, env))
+}

@@ -271,3 +271,68 @@ async fn the_model_calls_a_streamable_http_server() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_host_serves_mcp_a_task_tool_that_returns_the_final_answer() {
+    use agent_host::host_tools::mcp::{McpServer, McpServerSpec};
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[tool_use(
+                "w1",
+                "write_file",
+                json!({"file_path": "hello.txt", "content": "hi\n"}),
+            )]),
+            message(&[text("Created hello.txt.")]),
+        ],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    // The client side is agent-host's own MCP client, starting `agent-host mcp-server`.
+    let env = [
+        ("ANTHROPIC_BASE_URL", server.base_url()),
+        ("AGENT_CORE_COMPONENT", common::component().display().to_string()),
+        ("AGENT_HOST_CACHE_DIR", common::cache_dir().display().to_string()),
+        (
+            "AGENT_HOST_CONFIG_DIR",
+            common::user_config_dir().display().to_string(),
+        ),
+        ("AGENT_HOST_STATE_DIR", state.path().display().to_string()),
+    ];
+    let env: serde_json::Map<String, Value> =
+        env.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let spec: McpServerSpec = serde_json::from_value(json!({
+        "command": env!("CARGO_BIN_EXE_agent-host"),
+        "args": ["mcp-server", "--approval", "auto", "--cwd", work.path()],
+        "env": env,
+        "startup_timeout_sec": 60,
+        "tool_timeout_sec": 60,
+    }))
+    .unwrap();
+    let agent = McpServer::start("agent", spec, work.path(), Some(state.path()))
+        .await
+        .unwrap();
+    let tools = agent.tools().await;
+    assert_eq!(
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
+        ["agent_host"]
+    );
+    let answer = agent
+        .call("agent_host", r#"{"prompt": "Create hello.txt"}"#)
+        .await
+        .unwrap();
+    assert_eq!(answer, "Created hello.txt.");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+    assert!(!common::last_tool_results(&server.requests())[0].1);
+    let refused = agent.call("agent_host", r#"{"prompt": ""}"#).await.unwrap_err();
+    assert!(
+        refused.contains("prompt (a non-empty string) is required"),
+        "{refused}"
+    );
+    agent.stop().await;
+}

@@ -9,7 +9,6 @@ use super::file_changes::{FileChanges, Recording};
 use crate::exit;
 use agent_host::Environment;
 use agent_host::approval::{ApprovalMode, ApprovalPrompt};
-use agent_host::config::Settings;
 use agent_host::embed::Host;
 use std::path::Path;
 use std::sync::Arc;
@@ -39,14 +38,7 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         .settings
         .overrides(args.provider.clone(), args.model.clone(), None, &args.env);
     let settings =
-        Settings::for_command(&args.env, args.plugins.config.as_deref(), overrides).map_err(usage)?;
-    if let Some(warning) = settings.untrusted_project.as_ref().and_then(|p| p.warning()) {
-        // It quotes keys of the untrusted file.
-        eprintln!(
-            "agent-host: warning: {}",
-            crate::terminal_text::one_line(&warning)
-        );
-    }
+        crate::load_settings(&args.env, args.plugins.config.as_deref(), overrides).map_err(usage)?;
     let target = settings.target().map_err(usage)?;
     let endpoints = settings.endpoints.clone();
     let credential_hint = endpoints.get(&target.provider).map(|e| {

@@ -46,6 +46,7 @@ mod error;
 mod events;
 mod host;
 mod journaled;
+pub mod mcp_server;
 mod native_tool;
 mod session;
 
