@@ -582,7 +582,11 @@ async fn mcp_tools(
     )
     .await;
     for (name, why) in &started.failed {
-        eprintln!("agent-host: warning: MCP server {name} is left out: {why}");
+        // The reason may quote the server (its error messages): escaped.
+        eprintln!(
+            "agent-host: warning: MCP server {name} is left out: {}",
+            terminal_text::one_line(why)
+        );
     }
     started.host_tools().await
 }

@@ -81,13 +81,15 @@ pub async fn run(command: McpCommand) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The list as text; everything a server said (names, errors) escaped for the terminal.
 fn render(servers: &[Value]) -> String {
+    let text =
+        |value: &Value| crate::terminal_text::one_line(value.as_str().unwrap_or_default()).into_owned();
     let mut out = String::new();
     for server in servers {
-        let name = server["name"].as_str().unwrap_or_default();
-        let state = server["state"].as_str().unwrap_or_default();
-        match server["error"].as_str() {
-            Some(error) => out.push_str(&format!("{name}: {state}: {error}\n")),
+        let (name, state) = (text(&server["name"]), text(&server["state"]));
+        match server.get("error") {
+            Some(error) => out.push_str(&format!("{name}: {state}: {}\n", text(error))),
             None => out.push_str(&format!("{name}: {state}\n")),
         }
         for tool in server["tools"].as_array().into_iter().flatten() {
@@ -96,10 +98,7 @@ fn render(servers: &[Value]) -> String {
             } else {
                 " (not offered: enabled_tools/disabled_tools)"
             };
-            out.push_str(&format!(
-                "  {}{offered}\n",
-                tool["name"].as_str().unwrap_or_default()
-            ));
+            out.push_str(&format!("  {}{offered}\n", text(&tool["name"])));
         }
     }
     out

@@ -27,17 +27,12 @@ fn texts(request: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// A workspace with a project command, and a user folder with one of its own (and one the
-/// project's replaces).
+/// A workspace with a project command, and a user folder with one of its own.
 fn workspace_and_user() -> (tempfile::TempDir, tempfile::TempDir) {
     let (work, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     write(
         &work.path().join(".agent/commands/review.md"),
         "---\ndescription: Review files\nargument-hint: FILES\n---\nReview $ARGUMENTS; start with $1.\n",
-    );
-    write(
-        &user.path().join("commands/review.md"),
-        "The user's review, replaced.",
     );
     write(&user.path().join("commands/explain.md"), "Explain the code.");
     (work, user)
@@ -99,6 +94,10 @@ async fn a_slash_command_in_chat_sends_the_prompt_and_help_lists_it() {
     assert!(
         printed.contains("/explain") && printed.contains("(no description) (user)"),
         "{printed}"
+    );
+    assert!(
+        printed.lines().any(|l| l.trim_start().starts_with("/explain")),
+        "one line per command: {printed}"
     );
     assert!(printed.contains("Reviewed in chat."), "{printed}");
     let requests = server.requests();

@@ -120,7 +120,9 @@ pub fn custom_help(custom: &[agent_host::extensions::CustomCommand]) -> String {
     let width = custom.iter().map(|c| c.usage().len()).max().unwrap_or(0);
     let mut text = String::from("custom commands (.agent/commands, the user's commands folder):");
     for command in custom {
-        let line = format!("\n  {:width$}  {}", command.usage(), command.summary());
+        // The repository's text, escaped; the line break is ours.
+        let line = format!("  {:width$}  {}", command.usage(), command.summary());
+        text.push('\n');
         text.push_str(&crate::terminal_text::one_line(&line));
     }
     text

@@ -337,7 +337,11 @@ impl FileLayer {
                 .check(&name)
                 .map_err(|e| format!("{}: {e}", place(spec.span().start, &key)))?;
             mcp_servers_at.insert(name.clone(), at(spec.span().start));
-            mcp_servers.insert(name, spec.into_inner());
+            let mut spec = spec.into_inner();
+            if kind == LayerKind::User {
+                spec.base_dir = path.parent().map(Path::to_path_buf);
+            }
+            mcp_servers.insert(name, spec);
         }
         let mut agent = AgentConfig::from_parts(
             raw.tools,
@@ -354,6 +358,11 @@ impl FileLayer {
                 .check()
                 .map_err(|e| format!("{}: {e}", place(start, "hooks")))?;
             agent.hooks = hooks.into_inner();
+            if kind == LayerKind::User
+                && let Some(dir) = path.parent()
+            {
+                agent.hooks.from_user_file(dir);
+            }
         }
         Ok(Self {
             kind,

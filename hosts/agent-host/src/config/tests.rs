@@ -186,3 +186,42 @@ fn hooks_are_read_from_both_files_in_order_and_mistakes_name_the_line() {
     let error = settings("[[hooks.pre_tool_use]]\ncommand = [\"x\"]\n", &[]).unwrap_err();
     assert!(error.contains("pre_tool_use"), "{error}");
 }
+
+#[test]
+fn the_users_servers_and_hooks_start_in_the_users_folder_a_projects_in_the_workspace() {
+    use crate::config::file::FileLayer;
+    use std::path::Path;
+    let text = "[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"server.js\"]\n\
+                [mcp_servers.tools]\ncommand = \"./run.sh\"\ncwd = \"mcp\"\n\
+                [[hooks.before_tool]]\ncommand = [\"./guard.sh\"]\n";
+    let user = FileLayer::parse(
+        text,
+        Path::new("/home/u/.config/agent-host/config.toml"),
+        LayerKind::User,
+    )
+    .unwrap();
+    let workspace = Path::new("/work/repo");
+    let servers = &user.agent.mcp_servers;
+    assert_eq!(
+        servers["docs"].start_dir(workspace),
+        Path::new("/home/u/.config/agent-host")
+    );
+    assert_eq!(
+        servers["tools"].start_dir(workspace),
+        Path::new("/home/u/.config/agent-host/mcp")
+    );
+    let hook_dir = user.agent.hooks.before_tool[0].base_dir.as_deref();
+    assert_eq!(hook_dir, Some(Path::new("/home/u/.config/agent-host")));
+    let project = FileLayer::parse(
+        text,
+        Path::new("/work/repo/.agent/config.toml"),
+        LayerKind::Project,
+    )
+    .unwrap();
+    assert_eq!(project.agent.mcp_servers["docs"].start_dir(workspace), workspace);
+    assert_eq!(
+        project.agent.mcp_servers["tools"].start_dir(workspace),
+        Path::new("/work/repo/mcp")
+    );
+    assert_eq!(project.agent.hooks.before_tool[0].base_dir, None);
+}

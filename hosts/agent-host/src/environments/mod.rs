@@ -9,7 +9,7 @@ pub mod delegating;
 mod dir_flags;
 pub mod env_vars;
 pub mod environment;
-mod file_kind;
+pub(crate) mod file_kind;
 pub(crate) mod ignore_rules;
 mod link_targets;
 pub mod local;

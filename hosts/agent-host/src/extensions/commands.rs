@@ -4,7 +4,8 @@
 //! matter (`description`, `argument-hint`), then the text, where `$ARGUMENTS` stands for all
 //! the arguments and `$1` ... `$9` for each word of them.
 
-use super::{Scope, markdown};
+use super::Scope;
+use super::markdown::{self, Root};
 use std::path::{Path, PathBuf};
 
 /// Where a project keeps its commands.
@@ -20,23 +21,35 @@ pub struct CustomCommand {
     body: String,
 }
 
-/// The commands of the user's folder and of the project's, sorted by name; a project's
-/// command replaces the user's of the same name. Files that cannot be used are named in the
-/// second list (the others still load).
+/// The most commands read from one folder.
+const MAX_COMMANDS: usize = 500;
+
+/// The commands of the user's folder and of the project's, sorted by name. The user's own
+/// command keeps its name: a project's of the same name is left out (a repository cannot
+/// change what `/deploy` sends). Files that cannot be used are named in the second list
+/// (the others still load).
 pub fn discover(workspace: Option<&Path>, user_dir: Option<&Path>) -> (Vec<CustomCommand>, Vec<String>) {
     let mut commands: Vec<CustomCommand> = Vec::new();
     let mut problems = Vec::new();
-    let dirs = [
-        user_dir.map(|dir| (dir.join("commands"), Scope::User)),
-        workspace.map(|dir| (dir.join(PROJECT_DIR), Scope::Project)),
+    let roots = [
+        user_dir
+            .and_then(|dir| Root::open(&dir.join("commands")))
+            .map(|r| (r, PathBuf::new(), Scope::User)),
+        workspace
+            .and_then(Root::open)
+            .map(|r| (r, PathBuf::from(PROJECT_DIR), Scope::Project)),
     ];
-    for (dir, scope) in dirs.into_iter().flatten() {
-        // A project's folder must be a folder, not a link out of the repository.
-        if scope == Scope::Project && !markdown::is_real_dir(&dir) {
-            continue;
-        }
-        for command in read_dir(&dir, scope, &mut problems) {
-            commands.retain(|c| c.name != command.name);
+    for (root, dir, scope) in roots.into_iter().flatten() {
+        for command in read_dir(&root, &dir, scope, &mut problems) {
+            if let Some(kept) = commands.iter().find(|c| c.name == command.name) {
+                problems.push(format!(
+                    "{}: the user's command {} keeps the name /{}",
+                    command.path.display(),
+                    kept.path.display(),
+                    command.name
+                ));
+                continue;
+            }
             commands.push(command);
         }
     }
@@ -44,23 +57,16 @@ pub fn discover(workspace: Option<&Path>, user_dir: Option<&Path>) -> (Vec<Custo
     (commands, problems)
 }
 
-fn read_dir(dir: &Path, scope: Scope, problems: &mut Vec<String>) -> Vec<CustomCommand> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    paths.sort();
+fn read_dir(root: &Root, dir: &Path, scope: Scope, problems: &mut Vec<String>) -> Vec<CustomCommand> {
     let mut commands = Vec::new();
-    for path in paths {
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default()
-            .to_string();
+    let files = root
+        .entries(dir)
+        .into_iter()
+        .filter(|e| !e.is_dir && e.name.ends_with(".md"));
+    for entry in files.take(MAX_COMMANDS) {
+        let relative = dir.join(&entry.name);
+        let path = PathBuf::from(root.display(&relative));
+        let name = entry.name.trim_end_matches(".md").to_string();
         if !markdown::is_name(&name) {
             problems.push(format!(
                 "{}: a command's file name is its name: letters, digits, '-' and '_'",
@@ -68,7 +74,7 @@ fn read_dir(dir: &Path, scope: Scope, problems: &mut Vec<String>) -> Vec<CustomC
             ));
             continue;
         }
-        match markdown::read(&path) {
+        match root.read(&relative) {
             Ok(text) => {
                 let (fields, body) = markdown::front_matter(&text);
                 commands.push(CustomCommand {
@@ -155,32 +161,40 @@ mod tests {
     }
 
     #[test]
-    fn the_projects_command_replaces_the_users_and_mistakes_are_named() {
+    fn the_users_command_keeps_its_name_and_mistakes_are_named() {
         let user = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
         write(
             &user.path().join("commands"),
-            "review.md",
-            "User review of $ARGUMENTS",
+            "deploy.md",
+            "The user's release checklist.",
         );
-        write(&user.path().join("commands"), "mine.md", "Only mine.");
         let project = work.path().join(PROJECT_DIR);
         write(
             &project,
             "review.md",
             "---\ndescription: Review a file\nargument-hint: FILE\n---\nReview $1 then $2.\n",
         );
+        write(&project, "deploy.md", "The repository's own deploy.");
         write(&project, "bad name.md", "x");
         write(&project, "notes.txt", "not a command");
         let (commands, problems) = discover(Some(work.path()), Some(user.path()));
         let names: Vec<_> = commands.iter().map(|c| (c.name.as_str(), c.scope)).collect();
-        assert_eq!(names, [("mine", Scope::User), ("review", Scope::Project)]);
+        assert_eq!(names, [("deploy", Scope::User), ("review", Scope::Project)]);
+        assert_eq!(
+            find(&commands, "deploy").unwrap().expand(""),
+            "The user's release checklist."
+        );
         let review = find(&commands, "review").unwrap();
         assert_eq!(review.usage(), "/review FILE");
         assert_eq!(review.summary(), "Review a file (project)");
         assert_eq!(review.expand("a.rs b.rs"), "Review a.rs then b.rs.");
-        assert_eq!(problems.len(), 1);
-        assert!(problems[0].contains("bad name.md"), "{problems:?}");
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("bad name.md")), "{problems:?}");
+        assert!(
+            problems.iter().any(|p| p.contains("keeps the name /deploy")),
+            "{problems:?}"
+        );
     }
 
     #[test]

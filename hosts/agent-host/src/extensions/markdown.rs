@@ -1,71 +1,100 @@
-//! Reading an extension's Markdown file: only a regular file (never through a link a
-//! repository could point at a secret), of bounded size, and its front matter (`---`
-//! delimited `key: value` lines, the subset of YAML these formats use).
+//! Reading an extension's Markdown files beneath a root opened once (the workspace, or the
+//! user's commands or skills folder): every path resolves inside that root (cap-std), so a
+//! link a repository commits, or swaps in later, cannot lead a read to the user's keys or
+//! anywhere else outside it; only regular files are opened (never a FIFO, without waiting),
+//! of bounded size. Plus the front matter (`---` delimited `key: value` lines, the subset of
+//! YAML these formats use).
 
+use crate::environments::file_kind;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// Larger is not a prompt or a skill but a mistake.
 pub const MAX_BYTES: u64 = 256 * 1024;
 
-/// The file's text; a link, a non-file, an oversized or non-UTF-8 file is an error naming it.
-pub fn read(path: &Path) -> Result<String, String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if !meta.file_type().is_file() {
-        return Err(format!(
-            "{} is not a regular file (links are not followed)",
-            path.display()
-        ));
-    }
-    let mut file = open_no_follow(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.by_ref()
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(format!(
-            "{} is larger than {} KiB",
-            path.display(),
-            MAX_BYTES / 1024
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", path.display()))
+/// A folder extensions are read beneath.
+#[derive(Clone)]
+pub struct Root {
+    dir: Arc<Dir>,
+    path: PathBuf,
 }
 
-/// `relative` (plain names only) read beneath `root`, every folder on the way a real folder,
-/// not a link: a repository cannot route a read out of the extension's folder.
-pub fn read_beneath(root: &Path, relative: &Path) -> Result<String, String> {
-    use std::path::Component;
-    if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
-        return Err(format!("{} is not a path inside the folder", relative.display()));
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Root").field(&self.path).finish()
     }
-    let mut at = root.to_path_buf();
-    let mut components = relative.components().peekable();
-    while let Some(component) = components.next() {
-        at.push(component);
-        if components.peek().is_some() && !is_real_dir(&at) {
-            return Err(format!(
-                "{} is not a folder (links are not followed)",
-                at.display()
-            ));
+}
+
+impl PartialEq for Root {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for Root {}
+
+/// One entry of a folder beneath a root.
+pub struct Entry {
+    pub name: String,
+    pub is_dir: bool,
+}
+
+impl Root {
+    /// `path` (the user's choice, so its own links are followed); `None` when it is no folder.
+    pub fn open(path: &Path) -> Option<Self> {
+        let dir = Dir::open_ambient_dir(path, ambient_authority()).ok()?;
+        Some(Self {
+            dir: Arc::new(dir),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where `relative` is, for messages.
+    pub fn display(&self, relative: &Path) -> String {
+        self.path.join(relative).display().to_string()
+    }
+
+    /// The entries of the folder `relative` (not following links to tell folders), sorted;
+    /// empty when it is no folder.
+    pub fn entries(&self, relative: &Path) -> Vec<Entry> {
+        let relative = if relative.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            relative
+        };
+        let Ok(entries) = self.dir.read_dir(relative) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Entry> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let is_dir = e.file_type().ok()?.is_dir();
+                Some(Entry { name, is_dir })
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// The text of the regular file `relative`: plain names only (no `..`, no root), inside
+    /// the root, at most [`MAX_BYTES`], UTF-8; otherwise an error naming it.
+    pub fn read(&self, relative: &Path) -> Result<String, String> {
+        let shown = self.display(relative);
+        if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
+            return Err(format!("{} is not a path inside the folder", relative.display()));
         }
+        let error = |e: std::io::Error| agent_protocol::ports::FsError::Other(e.to_string());
+        let bytes = file_kind::read(&self.dir, relative, &shown, Some((0, MAX_BYTES + 1)), &error)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(format!("{shown} is larger than {} KiB", MAX_BYTES / 1024));
+        }
+        String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))
     }
-    read(&at)
-}
-
-/// Whether `path` is a folder itself, not a link to one.
-pub fn is_real_dir(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_dir())
-}
-
-fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
 }
 
 /// The front matter's fields and the body after it. Text without front matter is all body.
@@ -126,16 +155,35 @@ mod tests {
     }
 
     #[test]
-    fn links_and_large_files_are_not_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let secret = dir.path().join("secret");
-        std::fs::write(&secret, "private").unwrap();
-        let link = dir.path().join("cmd.md");
-        std::os::unix::fs::symlink(&secret, &link).unwrap();
-        assert!(read(&link).unwrap_err().contains("links are not followed"));
-        let large = dir.path().join("large.md");
-        std::fs::write(&large, vec![b'a'; MAX_BYTES as usize + 1]).unwrap();
-        assert!(read(&large).unwrap_err().contains("larger than"));
-        assert_eq!(read(&secret).unwrap(), "private");
+    fn nothing_outside_the_root_is_read_however_linked() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_key"), "private").unwrap();
+        let work = tempfile::tempdir().unwrap();
+        // A linked `.agent`, a linked folder and a linked file, all leading out.
+        std::fs::create_dir_all(work.path().join("data/skills")).unwrap();
+        // (A link inside the root is followed when relative; an absolute one counts as out.)
+        std::os::unix::fs::symlink("data", work.path().join(".agent")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), work.path().join("data/skills/keys")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("id_key"), work.path().join("data/key.md")).unwrap();
+        std::fs::write(work.path().join("data/skills/inside.md"), "inside").unwrap();
+        let root = Root::open(work.path()).unwrap();
+        assert!(root.read(Path::new(".agent/skills/keys/id_key")).is_err());
+        assert!(root.read(Path::new(".agent/key.md")).is_err());
+        assert!(
+            root.read(Path::new("../id_key"))
+                .unwrap_err()
+                .contains("not a path inside")
+        );
+        // A link that stays inside the root shows only the root's own file.
+        assert_eq!(root.read(Path::new(".agent/skills/inside.md")).unwrap(), "inside");
+        // A FIFO is refused without waiting; a large file is refused.
+        nix::unistd::mkfifo(&work.path().join("fifo.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(root.read(Path::new("fifo.md")).unwrap_err().contains("FIFO"));
+        std::fs::write(work.path().join("large.md"), vec![b'a'; MAX_BYTES as usize + 1]).unwrap();
+        assert!(
+            root.read(Path::new("large.md"))
+                .unwrap_err()
+                .contains("larger than")
+        );
     }
 }

@@ -5,7 +5,8 @@
 //! folder, on demand with the `load_skill` tool (progressive disclosure: a skill costs its
 //! description until it is used).
 
-use super::{Scope, markdown};
+use super::Scope;
+use super::markdown::{self, Root};
 use crate::approval::ToolCategory;
 use crate::host_tools::HostTool;
 use agent_protocol::ToolDefinition;
@@ -20,45 +21,58 @@ pub const TOOL_NAME: &str = "load_skill";
 /// Descriptions longer than this are cut in the prompt (the format allows 1024).
 const MAX_DESCRIPTION: usize = 1024;
 
+/// The skills section's budget in the system prompt (the project docs' is 32 KiB): past
+/// it, skills are named without their descriptions, and past twice it, counted.
+const SECTION_BUDGET: usize = 16 * 1024;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
     pub name: String,
     pub description: String,
     pub scope: Scope,
-    /// The skill's folder.
-    pub dir: PathBuf,
+    /// What the skill's folder is read beneath, and the folder, relative to it.
+    root: Root,
+    dir: PathBuf,
 }
 
-/// The skills of the user's folder and of the project's, sorted by name; a project's skill
-/// replaces the user's of the same name. Folders that cannot be used are named in the second
-/// list.
+impl Skill {
+    /// Where its SKILL.md is, for messages.
+    pub fn file(&self) -> String {
+        self.root.display(&self.dir.join("SKILL.md"))
+    }
+}
+
+/// The skills of the user's folder and of the project's, sorted by name. The user's own
+/// skill keeps its name: a project's of the same name is left out. Folders that cannot be
+/// used are named in the second list.
 pub fn discover(workspace: Option<&Path>, user_dir: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut problems = Vec::new();
-    let dirs = [
-        user_dir.map(|dir| (dir.join("skills"), Scope::User)),
-        workspace.map(|dir| (dir.join(PROJECT_DIR), Scope::Project)),
+    let roots = [
+        user_dir
+            .and_then(|dir| Root::open(&dir.join("skills")))
+            .map(|r| (r, PathBuf::new(), Scope::User)),
+        workspace
+            .and_then(Root::open)
+            .map(|r| (r, PathBuf::from(PROJECT_DIR), Scope::Project)),
     ];
-    for (dir, scope) in dirs.into_iter().flatten() {
-        // A project's folder must be a folder, not a link out of the repository.
-        if scope == Scope::Project && !markdown::is_real_dir(&dir) {
-            continue;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut folders: Vec<PathBuf> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .collect();
-        folders.sort();
-        for folder in folders {
-            match read_skill(&folder, scope) {
-                Ok(skill) => {
-                    skills.retain(|s| s.name != skill.name);
-                    skills.push(skill);
-                }
+    for (root, dir, scope) in roots.into_iter().flatten() {
+        for entry in root
+            .entries(&dir)
+            .into_iter()
+            .filter(|e| e.is_dir)
+            .take(MAX_SKILLS)
+        {
+            match read_skill(&root, &dir.join(&entry.name), &entry.name, scope) {
+                Ok(skill) => match skills.iter().find(|s| s.name == skill.name) {
+                    Some(kept) => problems.push(format!(
+                        "{}: the skill {} ({}) keeps its name",
+                        skill.file(),
+                        kept.name,
+                        kept.file()
+                    )),
+                    None => skills.push(skill),
+                },
                 Err(problem) => problems.push(problem),
             }
         }
@@ -67,28 +81,31 @@ pub fn discover(workspace: Option<&Path>, user_dir: Option<&Path>) -> (Vec<Skill
     (skills, problems)
 }
 
-fn read_skill(folder: &Path, scope: Scope) -> Result<Skill, String> {
-    let file = folder.join("SKILL.md");
-    let text = markdown::read(&file)?;
+/// The most skill folders read from one place.
+const MAX_SKILLS: usize = 500;
+
+fn read_skill(root: &Root, dir: &Path, folder_name: &str, scope: Scope) -> Result<Skill, String> {
+    let relative = dir.join("SKILL.md");
+    let shown = root.display(&relative);
+    let text = root.read(&relative)?;
     let (fields, _) = markdown::front_matter(&text);
-    let folder_name = folder.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let name = fields.get("name").map_or(folder_name, String::as_str).to_string();
     if !markdown::is_name(&name) {
         return Err(format!(
-            "{}: the skill's name {name:?} takes letters, digits, '-' and '_' (at most 64)",
-            file.display()
+            "{shown}: the skill's name {name:?} takes letters, digits, '-' and '_' (at most 64)"
         ));
     }
     let description = fields
         .get("description")
         .map(|d| d.trim())
         .filter(|d| !d.is_empty())
-        .ok_or_else(|| format!("{}: the front matter has no description", file.display()))?;
+        .ok_or_else(|| format!("{shown}: the front matter has no description"))?;
     Ok(Skill {
         name,
         description: description.chars().take(MAX_DESCRIPTION).collect(),
         scope,
-        dir: folder.to_path_buf(),
+        root: root.clone(),
+        dir: dir.to_path_buf(),
     })
 }
 
@@ -101,8 +118,19 @@ pub fn prompt_section(skills: &[Skill]) -> Option<String> {
         "<skills>\nSkills are instructions for particular tasks. When a task matches a skill's \
          description, call {TOOL_NAME} with its name before you start, and follow what it says.\n"
     );
+    let mut unlisted = 0;
     for skill in skills {
-        text.push_str(&format!("- {}: {}\n", skill.name, one_line(&skill.description)));
+        let line = format!("- {}: {}\n", skill.name, one_line(&skill.description));
+        if text.len() + line.len() <= SECTION_BUDGET {
+            text.push_str(&line);
+        } else if text.len() + skill.name.len() + 3 <= 2 * SECTION_BUDGET {
+            text.push_str(&format!("- {}\n", skill.name));
+        } else {
+            unlisted += 1;
+        }
+    }
+    if unlisted > 0 {
+        text.push_str(&format!("({unlisted} more skills are not listed.)\n"));
     }
     text.push_str("</skills>");
     Some(text)
@@ -130,9 +158,9 @@ impl LoadSkill {
         })?;
         match file {
             None => {
-                let text = markdown::read(&skill.dir.join("SKILL.md"))?;
+                let text = skill.root.read(&skill.dir.join("SKILL.md"))?;
                 let (_, body) = markdown::front_matter(&text);
-                let others = files_of(&skill.dir);
+                let others = files_of(&skill.root, &skill.dir);
                 let mut out = body.trim().to_string();
                 if !others.is_empty() {
                     out.push_str(&format!(
@@ -142,35 +170,43 @@ impl LoadSkill {
                 }
                 Ok(out)
             }
-            // Only a file inside the skill's folder, named without `..` or a root, reached
-            // without links.
-            Some(file) => markdown::read_beneath(&skill.dir, Path::new(file))
-                .map_err(|e| format!("{file:?} cannot be loaded from the skill {name:?}: {e}")),
+            // Only a file inside the skill's folder, named without `..` or a root, and read
+            // beneath the root it was found in.
+            Some(file) => {
+                let relative = Path::new(file);
+                if !relative
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+                {
+                    return Err(format!("{file:?} is not a path inside the skill's folder"));
+                }
+                skill
+                    .root
+                    .read(&skill.dir.join(relative))
+                    .map_err(|e| format!("{file:?} cannot be loaded from the skill {name:?}: {e}"))
+            }
         }
     }
 }
 
-/// The regular files of a skill's folder and its subfolders, relative, but SKILL.md.
-fn files_of(dir: &Path) -> Vec<String> {
+/// The regular files of a skill's folder and its subfolders (not through links), relative,
+/// but SKILL.md; at most 200.
+fn files_of(root: &Root, dir: &Path) -> Vec<String> {
     let mut files = Vec::new();
     let mut pending = vec![PathBuf::new()];
     while let Some(relative) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(dir.join(&relative)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = relative.join(entry.file_name());
-            match entry.file_type() {
-                Ok(t) if t.is_dir() && files.len() < 200 => pending.push(path),
-                Ok(t) if t.is_file() && path != Path::new("SKILL.md") => {
-                    files.push(path.display().to_string());
+        for entry in root.entries(&dir.join(&relative)) {
+            let path = relative.join(&entry.name);
+            if entry.is_dir {
+                if pending.len() < 200 {
+                    pending.push(path);
                 }
-                _ => {}
+            } else if path != Path::new("SKILL.md") && files.len() < 200 {
+                files.push(path.display().to_string());
             }
         }
     }
     files.sort();
-    files.truncate(200);
     files
 }
 
@@ -227,8 +263,13 @@ mod tests {
         let project = work.path().join(PROJECT_DIR);
         skill(
             &user.path().join("skills"),
-            "pdf",
-            "---\nname: pdf\ndescription: User's PDF skill\n---\nOld.",
+            "commits",
+            "---\nname: commits\ndescription: The user's commit style.\n---\nImperative mood.",
+        );
+        skill(
+            &project,
+            "commits",
+            "---\nname: commits\ndescription: The repository's.\n---\nSomething else.",
         );
         skill(
             &project,
@@ -239,14 +280,24 @@ mod tests {
         std::fs::write(project.join("pdf/scripts/fill.py"), "print('fill')\n").unwrap();
         skill(&project, "broken", "no front matter");
         let (skills, problems) = discover(Some(work.path()), Some(user.path()));
-        assert_eq!(skills.len(), 1);
-        assert_eq!(skills[0].scope, Scope::Project);
+        let names: Vec<_> = skills.iter().map(|s| (s.name.as_str(), s.scope)).collect();
+        assert_eq!(names, [("commits", Scope::User), ("pdf", Scope::Project)]);
+        assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(
-            problems[0].contains("broken/SKILL.md: the front matter has no description"),
+            problems
+                .iter()
+                .any(|p| p.contains("broken/SKILL.md: the front matter has no description"))
+        );
+        assert!(
+            problems.iter().any(|p| p.contains("keeps its name")),
             "{problems:?}"
         );
         let section = prompt_section(&skills).unwrap();
         assert!(section.contains("- pdf: Fill PDF forms."), "{section}");
+        assert!(
+            section.contains("- commits: The user's commit style."),
+            "{section}"
+        );
 
         let tool = LoadSkill::new(skills);
         let body = tool.call(r#"{"name":"pdf"}"#).await.unwrap();
@@ -254,32 +305,39 @@ mod tests {
             body,
             "# PDF\nRun scripts/fill.py.\n\n[Files of this skill, loaded with load_skill and file: scripts/fill.py]"
         );
-        assert_eq!(
-            tool.call(r#"{"name":"pdf","file":"scripts/fill.py"}"#)
-                .await
-                .unwrap(),
-            "print('fill')\n"
-        );
-        let escape = tool
-            .call(r#"{"name":"pdf","file":"../../../etc/passwd"}"#)
+        let script = tool
+            .call(r#"{"name":"pdf","file":"scripts/fill.py"}"#)
             .await
-            .unwrap_err();
-        assert!(escape.contains("is not a path inside the folder"), "{escape}");
-        // A folder of the skill that is a link (to the user's keys, say) is not followed.
+            .unwrap();
+        assert_eq!(script, "print('fill')\n");
+        for file in ["../../../etc/passwd", "/etc/passwd"] {
+            let call = format!(r#"{{"name":"pdf","file":"{file}"}}"#);
+            let refused = tool.call(&call).await.unwrap_err();
+            assert!(
+                refused.contains("is not a path inside the skill's folder"),
+                "{refused}"
+            );
+        }
+        // A folder of the skill that is a link out (to the user's keys, say) leads nowhere,
+        // and neither does `.agent` swapped for a link after the skills were found.
         let secrets = tempfile::tempdir().unwrap();
         std::fs::write(secrets.path().join("id_key"), "private key").unwrap();
+        std::fs::create_dir_all(secrets.path().join("skills/pdf")).unwrap();
+        std::fs::write(secrets.path().join("skills/pdf/SKILL.md"), "private key").unwrap();
         std::os::unix::fs::symlink(secrets.path(), project.join("pdf/keys")).unwrap();
         let linked = tool
             .call(r#"{"name":"pdf","file":"keys/id_key"}"#)
             .await
             .unwrap_err();
-        assert!(linked.contains("links are not followed"), "{linked}");
-        let absolute = tool
-            .call(r#"{"name":"pdf","file":"/etc/passwd"}"#)
-            .await
-            .unwrap_err();
-        assert!(absolute.contains("not a path inside"), "{absolute}");
+        assert!(linked.contains("cannot be loaded"), "{linked}");
+        std::fs::rename(work.path().join(".agent"), work.path().join("was-agent")).unwrap();
+        std::os::unix::fs::symlink(secrets.path(), work.path().join(".agent")).unwrap();
+        let swapped = tool.call(r#"{"name":"pdf"}"#).await.unwrap_err();
+        assert!(!swapped.contains("private key"), "{swapped}");
         let unknown = tool.call(r#"{"name":"docx"}"#).await.unwrap_err();
-        assert_eq!(unknown, "there is no skill \"docx\"; the skills are: pdf");
+        assert_eq!(
+            unknown,
+            "there is no skill \"docx\"; the skills are: commits, pdf"
+        );
     }
 }

@@ -117,22 +117,48 @@ async fn run(hook: &HookSpec, input: &Value, cwd: &str) -> Outcome {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // A remote session's folder is not here: the hook runs where agent-host does.
-    if Path::new(cwd).is_dir() {
-        command.current_dir(cwd);
+    // The user's hook runs in the user's folder; a project's in the session's (a remote
+    // session's folder is not here: then where agent-host runs).
+    match &hook.base_dir {
+        Some(dir) => {
+            command.current_dir(dir);
+        }
+        None if Path::new(cwd).is_dir() => {
+            command.current_dir(cwd);
+        }
+        None => {}
     }
+    // Its own process group, so that a timeout ends whatever it started too.
+    command.process_group(0);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return Outcome::Failed(format!("cannot run {:?}: {e}", hook.command[0])),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        // A hook that does not read its input may have closed it: that is its business.
-        let _ = stdin.write_all(format!("{input}\n").as_bytes()).await;
-    }
-    let output = match tokio::time::timeout(hook.timeout(), child.wait_with_output()).await {
+    let group = child.id();
+    let stdin = child.stdin.take();
+    let line = format!("{input}\n");
+    // The input is written while the output is read, both within the timeout: a hook that
+    // reads nothing cannot stall the write past it.
+    let finished = async move {
+        let write = async move {
+            if let Some(mut stdin) = stdin {
+                // A hook that does not read its input may have closed it: its business.
+                let _ = stdin.write_all(line.as_bytes()).await;
+            }
+        };
+        let ((), output) = tokio::join!(write, child.wait_with_output());
+        output
+    };
+    let output = match tokio::time::timeout(hook.timeout(), finished).await {
         Ok(Ok(output)) => output,
         Ok(Err(e)) => return Outcome::Failed(e.to_string()),
         Err(_) => {
+            if let Some(pid) = group.and_then(|pid| i32::try_from(pid).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
             return Outcome::Failed(format!(
                 "it did not finish within {} s",
                 hook.timeout().as_secs_f64()
@@ -178,6 +204,7 @@ mod tests {
             command: vec!["sh".into(), "-c".into(), script.into()],
             matcher: None,
             timeout_sec: Some(5.0),
+            base_dir: None,
         }
     }
 
@@ -214,6 +241,15 @@ mod tests {
         };
         assert!(
             matches!(run(&slow, &input, cwd).await, Outcome::Failed(why) if why.contains("did not finish"))
+        );
+        // A hook that never reads a large input is still cut off at its timeout.
+        let big = json!({"tool_input": "x".repeat(1 << 20)});
+        let stuck = HookSpec {
+            timeout_sec: Some(0.3),
+            ..hook("sleep 30")
+        };
+        assert!(
+            matches!(run(&stuck, &big, cwd).await, Outcome::Failed(why) if why.contains("did not finish"))
         );
         // The hook reads the event from its standard input, in the session's folder.
         let seen = run(

@@ -31,6 +31,11 @@ pub struct HookSpec {
     /// For tool events: only tools whose name this regular expression matches (whole name).
     pub matcher: Option<String>,
     pub timeout_sec: Option<f64>,
+    /// For a hook of the user's own file, that file's folder: the hook runs there, never in
+    /// the workspace, so `./guard.sh` or `python guard.py` cannot be a repository's file.
+    /// `None`: a trusted project's hook, run in the session's folder.
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 impl HooksConfig {
@@ -59,6 +64,20 @@ impl HooksConfig {
             ("session_start", &self.session_start),
             ("stop", &self.stop),
         ]
+    }
+
+    /// Marks every hook as the user's, from the file in `dir`.
+    pub fn from_user_file(&mut self, dir: &std::path::Path) {
+        for hooks in [
+            &mut self.before_tool,
+            &mut self.after_tool,
+            &mut self.session_start,
+            &mut self.stop,
+        ] {
+            for hook in hooks {
+                hook.base_dir = Some(dir.to_path_buf());
+            }
+        }
     }
 
     /// Another file's hooks after these.

@@ -68,7 +68,12 @@ impl sh::Host for HostState {
             &event.data_json,
         );
         if let (Some(data), Some((hooks, cwd))) = (hooked, self.hooks()) {
-            hooks.on_event(&event.session_id, &data, &cwd).await;
+            // An interruption stops waiting for the hooks (a cancel, Ctrl-C).
+            let control = self.control.clone();
+            tokio::select! {
+                () = hooks.on_event(&event.session_id, &data, &cwd) => {}
+                () = control.interrupted() => {}
+            }
         }
         Ok(())
     }

@@ -18,6 +18,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The most tools, and bytes of their definitions, one server offers the model (as for a
+/// plugin).
+const MAX_TOOLS: usize = 64;
+const MAX_DEFINITION_BYTES: usize = 256 * 1024;
+
 /// What starting the configured servers gave.
 #[derive(Default)]
 pub struct StartedServers {
@@ -34,10 +39,27 @@ impl StartedServers {
     pub async fn host_tools(&self) -> Vec<Arc<dyn HostTool>> {
         let mut tools: Vec<Arc<dyn HostTool>> = Vec::new();
         for server in &self.running {
+            let (mut count, mut bytes) = (0, 0);
             for tool in server.tools().await {
                 if !server.spec().offers(&tool.name) {
                     continue;
                 }
+                // The plugins' limits: a server cannot fill every request with definitions.
+                let size = tool.name.len()
+                    + tool.description.as_deref().map_or(0, str::len)
+                    + serde_json::to_string(&tool.input_schema).map_or(0, |s| s.len());
+                if count == MAX_TOOLS || bytes + size > MAX_DEFINITION_BYTES {
+                    tracing::warn!(
+                        "MCP server {}: its tool {:?} and any after it are left out: a server offers at most \
+                         {MAX_TOOLS} tools and {} KiB of definitions (enabled_tools chooses which)",
+                        server.name(),
+                        tool.name,
+                        MAX_DEFINITION_BYTES / 1024
+                    );
+                    break;
+                }
+                count += 1;
+                bytes += size;
                 match McpTool::new(server.clone(), &tool) {
                     Some(host_tool) => tools.push(Arc::new(host_tool)),
                     None => tracing::warn!(

@@ -65,10 +65,7 @@ impl McpServer {
         workspace: &Path,
         log_dir: Option<&Path>,
     ) -> Result<Arc<Self>, String> {
-        let cwd = match &spec.cwd {
-            Some(dir) => workspace.join(dir),
-            None => workspace.to_path_buf(),
-        };
+        let cwd = spec.start_dir(workspace);
         let server = Self {
             name: name.to_string(),
             log: log_dir
@@ -147,7 +144,11 @@ impl McpServer {
                 self.name,
                 timeout.as_secs_f64()
             )),
-            Ok(Ok(result)) => text_of(result),
+            // A credential the server echoes (a variable it was given, a header) is not
+            // handed on, as with command output.
+            Ok(Ok(result)) => text_of(result)
+                .map(|text| crate::secrets::redact_known(&text))
+                .map_err(|text| crate::secrets::redact_known(&text)),
             Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 let mut connection = self.connection.lock().await;
                 self.restart(&mut connection, &format!("stopped while running {tool}"))
@@ -178,7 +179,7 @@ impl McpServer {
             return;
         }
         if let Some(service) = &connection.service {
-            match tokio::time::timeout(self.spec.startup_timeout(), service.peer().list_all_tools()).await {
+            match tokio::time::timeout(self.spec.startup_timeout(), list_tools(service.peer())).await {
                 Ok(Ok(tools)) => connection.tools = tools,
                 Ok(Err(error)) => tracing::warn!(
                     "MCP server {}: listing its changed tools failed: {error}",
@@ -256,7 +257,7 @@ impl McpServer {
             .map_err(|e| e.to_string())?;
             // Cleared before listing: a change announced from now on is read again later.
             self.tools_changed.store(false, Ordering::SeqCst);
-            let tools = service.peer().list_all_tools().await.map_err(|e| e.to_string())?;
+            let tools = list_tools(service.peer()).await.map_err(|e| e.to_string())?;
             Ok::<_, String>((service, tools))
         })
         .await
@@ -276,10 +277,22 @@ impl McpServer {
         let Some(path) = &self.log else {
             return Ok(std::process::Stdio::null());
         };
+        // Private: a server's messages can hold what it was given (tokens, paths). A log
+        // past its cap starts over, so a chatty server cannot fill the disk.
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::private_files::create_private_dir(dir)?;
         }
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+            std::fs::remove_file(path)?;
+        }
+        let mut file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            crate::private_files::private_options()
+                .create(true)
+                .append(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)?
+        };
         writeln!(
             file,
             "--- {} started: {} {}",
@@ -307,4 +320,26 @@ fn parse_arguments(arguments_json: &str) -> Result<Option<JsonObject>, String> {
         Ok(other) => Err(format!("the arguments must be a JSON object, not {other}")),
         Err(error) => Err(format!("the arguments are not JSON: {error}")),
     }
+}
+
+/// A server's log is started over at its next start once it passed this.
+const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// At most this many pages of `tools/list`: a server cannot keep the listing going forever.
+const MAX_TOOL_PAGES: usize = 20;
+
+/// The server's tools, page by page up to [`MAX_TOOL_PAGES`].
+async fn list_tools(peer: &rmcp::Peer<RoleClient>) -> Result<Vec<Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer.list_tools(Some(params)).await?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(tools)
 }

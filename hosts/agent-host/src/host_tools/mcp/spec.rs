@@ -4,7 +4,7 @@
 use crate::host_tools::command::names::is_variable_name;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// codex's defaults: ten seconds to start and list tools, a minute per call.
@@ -49,6 +49,12 @@ pub struct McpServerSpec {
     /// These of its tools are never offered.
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// For an entry of the user's own file, that file's folder: the server starts there
+    /// (and `cwd` is relative to it), never in the workspace, whose files a repository
+    /// controls (`./server.js`, a committed `node_modules`, `.npmrc`). `None`: a trusted
+    /// project's entry, started in the workspace.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
 }
 
 fn enabled_by_default() -> bool {
@@ -61,7 +67,7 @@ impl McpServerSpec {
         if !is_server_name(name) {
             return Err(format!(
                 "{name:?} is not a usable server name: its tools are offered as NAME__tool, so it \
-                 takes letters, digits, '_' and '-' (at most 32) and no \"__\""
+                 takes letters, digits, '_' and '-' (at most 32), no \"__\" and no '_' at its end"
             ));
         }
         match (&self.command, &self.url) {
@@ -136,6 +142,15 @@ impl McpServerSpec {
         Ok(())
     }
 
+    /// The folder a stdio server starts in, for a session in `workspace`.
+    pub fn start_dir(&self, workspace: &Path) -> PathBuf {
+        let base = self.base_dir.as_deref().unwrap_or(workspace);
+        match &self.cwd {
+            Some(dir) => base.join(dir),
+            None => base.to_path_buf(),
+        }
+    }
+
     pub fn startup_timeout(&self) -> Duration {
         self.startup_timeout_sec
             .map_or(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs_f64)
@@ -160,6 +175,7 @@ impl McpServerSpec {
 fn is_server_name(name: &str) -> bool {
     (1..=32).contains(&name.len())
         && !name.contains("__")
+        && !name.ends_with('_')
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

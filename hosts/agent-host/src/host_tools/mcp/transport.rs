@@ -36,7 +36,17 @@ pub fn stdio(spec: &McpServerSpec, cwd: &Path, stderr: Stdio) -> Result<TokioChi
 pub fn variables(spec: &McpServerSpec) -> Vec<(String, String)> {
     let host = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
     let mut vars = EnvPolicy::CoreOnly.filter(host, &spec.env_vars);
+    // What the entry passes by name, and its literal secrets, are kept out of what the
+    // server's answers hand on (see the call's redaction).
+    for (name, value) in &vars {
+        if spec.env_vars.contains(name) && (secrets::is_withheld(name) || secrets::is_secret_name(name)) {
+            secrets::redact::remember(value);
+        }
+    }
     for (name, value) in &spec.env {
+        if secrets::is_secret_name(name) {
+            secrets::redact::remember(value);
+        }
         vars.retain(|(kept, _)| kept != name);
         vars.push((name.clone(), value.clone()));
     }
@@ -66,7 +76,14 @@ fn http_with(
         Ok::<_, String>(value)
     };
     let mut headers = HashMap::new();
-    let literal = spec.http_headers.iter().map(|(h, v)| Ok((h, v.clone())));
+    let literal = spec.http_headers.iter().map(|(h, v)| {
+        let credential = secrets::is_secret_name(h)
+            || ["authorization", "cookie"].contains(&h.to_ascii_lowercase().as_str());
+        if credential {
+            secrets::redact::remember(v);
+        }
+        Ok((h, v.clone()))
+    });
     let from_variables = spec
         .env_http_headers
         .iter()
