@@ -11,7 +11,7 @@ use crate::prompt_context::PromptContext;
 use crate::tools::validation::{Origin, SchemaValidator};
 use crate::tools::{
     CommandTool, Executor, RegisteredTool, Runner, ToolRegistry, ToolTraits, apply_patch, edit_file, glob,
-    grep, list_dir, read_file, read_many_files, shell, subagents, write_file,
+    grep, list_dir, read_file, read_many_files, shell, subagents, update_plan, write_file,
 };
 use agent_protocol::Profile as ProfileId;
 use std::rc::Rc;
@@ -28,6 +28,7 @@ pub enum Builtin {
     Glob,
     ListDir,
     ReadManyFiles,
+    UpdatePlan,
     Subagents,
 }
 
@@ -68,6 +69,7 @@ pub const PROFILES: [ProfileRow; 4] = [
             Builtin::EditFile,
             Builtin::Grep,
             Builtin::Glob,
+            Builtin::UpdatePlan,
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/anthropic.md"),
@@ -84,6 +86,7 @@ pub const PROFILES: [ProfileRow; 4] = [
             Builtin::ApplyPatch,
             Builtin::Grep,
             Builtin::Glob,
+            Builtin::UpdatePlan,
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/openai.md"),
@@ -102,6 +105,7 @@ pub const PROFILES: [ProfileRow; 4] = [
             Builtin::Glob,
             Builtin::ListDir,
             Builtin::ReadManyFiles,
+            Builtin::UpdatePlan,
             Builtin::Subagents,
         ],
         prompt: include_str!("../prompts/gemini.md"),
@@ -323,6 +327,11 @@ fn registered(builtin: Builtin, default_command_timeout_ms: u64) -> Vec<Register
             read_many_files::definition(),
             text!(read_many_files::run),
             read_many_files::TRAITS,
+        )],
+        Builtin::UpdatePlan => vec![tool(
+            update_plan::definition(),
+            text!(update_plan::run),
+            update_plan::TRAITS,
         )],
         Builtin::Subagents => {
             let runners: [Executor; 4] = [

@@ -236,6 +236,7 @@ impl ports::SessionHost for Host {
             K::ToolCallOutputDelta => sh::EventKind::ToolCallOutputDelta,
             K::ToolCallEnd => sh::EventKind::ToolCallEnd,
             K::SteeringInjected => sh::EventKind::SteeringInjected,
+            K::PlanUpdated => sh::EventKind::PlanUpdated,
             K::TurnLimit => sh::EventKind::TurnLimit,
             K::LoopDetection => sh::EventKind::LoopDetection,
             K::Compaction => sh::EventKind::Compaction,

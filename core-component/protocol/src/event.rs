@@ -35,10 +35,11 @@ pub enum EventKind {
     Compaction,
     Warning,
     Error,
+    PlanUpdated,
 }
 
 impl EventKind {
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::SessionStart,
         Self::SessionEnd,
         Self::UserInput,
@@ -58,6 +59,7 @@ impl EventKind {
         Self::Compaction,
         Self::Warning,
         Self::Error,
+        Self::PlanUpdated,
     ];
 
     /// The spec's name, e.g. `TOOL_CALL_END`.
@@ -82,6 +84,7 @@ impl EventKind {
             Self::Compaction => "COMPACTION",
             Self::Warning => "WARNING",
             Self::Error => "ERROR",
+            Self::PlanUpdated => "PLAN_UPDATED",
         }
     }
 
@@ -179,6 +182,22 @@ pub enum CompactionTrigger {
     ContextLength,
     /// The host asked (`/compact`, `session.compact()`).
     Requested,
+}
+
+/// One step of the model's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    pub status: PlanStatus,
+}
+
+/// Where a plan's step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
 }
 
 /// How far a compaction went.
@@ -307,6 +326,12 @@ pub enum EventData {
     SteeringInjected {
         content: String,
     },
+    /// The model's plan for the input, as it set it last (`update_plan`).
+    PlanUpdated {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        explanation: Option<String>,
+        plan: Vec<PlanStep>,
+    },
     /// A round or turn limit stopped the input; `value` is the count reached.
     TurnLimit {
         limit: LimitName,
@@ -376,6 +401,7 @@ impl EventData {
             Self::Compaction { .. } => EventKind::Compaction,
             Self::Warning(_) => EventKind::Warning,
             Self::Error { .. } => EventKind::Error,
+            Self::PlanUpdated { .. } => EventKind::PlanUpdated,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod read_many_files;
 pub mod shell;
 pub mod subagents;
 pub mod traits;
+pub mod update_plan;
 pub mod validation;
 pub mod write_file;
 

@@ -61,6 +61,13 @@ impl EventView {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[steering] {}", multi_line(content));
             }
+            EventData::PlanUpdated { explanation, plan } => {
+                self.break_line(&mut out);
+                let _ = writeln!(out, "[plan]");
+                for line in plan_lines(explanation.as_deref(), plan) {
+                    let _ = writeln!(out, "  {line}");
+                }
+            }
             EventData::LoopDetection { message, .. } => {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[loop_detection] {}", multi_line(message));
@@ -217,6 +224,25 @@ fn thousands(n: u64) -> String {
         out.push(digit);
     }
     out
+}
+
+/// The model's plan, a line per step (`[x]` done, `[>]` in progress, `[ ]` to do), after
+/// its explanation; the model's words escaped.
+pub fn plan_lines(explanation: Option<&str>, plan: &[agent_host::protocol::event::PlanStep]) -> Vec<String> {
+    use agent_host::protocol::event::PlanStatus;
+    let mut lines: Vec<String> = explanation
+        .map(|e| one_line(e).into_owned())
+        .into_iter()
+        .collect();
+    for step in plan {
+        let mark = match step.status {
+            PlanStatus::Completed => "[x]",
+            PlanStatus::InProgress => "[>]",
+            PlanStatus::Pending => "[ ]",
+        };
+        lines.push(format!("{mark} {}", one_line(&step.step)));
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -281,3 +281,33 @@ async fn an_untrusted_projects_hooks_do_not_run() {
         "no hook stood in the way"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_shows_the_models_plan() {
+    let work = tempfile::tempdir().unwrap();
+    let plan = json!({"plan": [
+        {"step": "Read the parser", "status": "completed"},
+        {"step": "Fix the escapes", "status": "in_progress"},
+        {"step": "Run the tests", "status": "pending"}
+    ]});
+    let server = common::scripted_server(vec![
+        message(&[tool_use("p1", "update_plan", plan)]),
+        message(&[text("Done.")]),
+    ])
+    .await;
+    let output = agent_host()
+        .args([
+            "run",
+            "Fix the parser",
+            "--cwd",
+            &work.path().display().to_string(),
+        ])
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shown = format!("{}{}", stdout(&output), stderr(&output));
+    let expected = "[plan]\n  [x] Read the parser\n  [>] Fix the escapes\n  [ ] Run the tests\n";
+    assert!(shown.contains(expected), "{shown}");
+}

@@ -191,6 +191,15 @@ export function createEventStream({ events, emptyState }) {
         agentView(agentId).view.text = null;
         break;
       }
+      case 'PLAN_UPDATED': {
+        // The model's checklist: [x] done, [>] in progress, [ ] to do (text, never HTML).
+        const marks = { completed: '[x]', in_progress: '[>]', pending: '[ ]' };
+        const steps = (data.plan ?? []).map((s) => `${marks[s.status] ?? '[ ]'} ${s.step}`);
+        const lines = [data.explanation, ...steps].filter(Boolean);
+        addNote('plan', `Plan\n${lines.join('\n')}`, agentId);
+        agentView(agentId).view.text = null;
+        break;
+      }
       case 'WARNING':
         addNote('warning', `Warning: ${data.message ?? ''}`, agentId);
         break;

@@ -276,6 +276,10 @@ export interface EventDataByKind {
       }
     | { call_id: string; tool_name: string; error: string; output?: never; images?: never };
   STEERING_INJECTED: { content: string };
+  PLAN_UPDATED: {
+    explanation?: string;
+    plan: { step: string; status: 'pending' | 'in_progress' | 'completed' }[];
+  };
   TURN_LIMIT: { limit: 'max_tool_rounds_per_input' | 'max_turns' | 'max_session_tokens' | 'max_cost_cents'; value: number };
   LOOP_DETECTION: { message: string; window: number; pattern_length: number };
   /** The history was made smaller; token counts are estimates of the whole request. */

@@ -121,6 +121,12 @@ impl ChatView {
             EventData::LoopDetection { message, .. } => {
                 screen.line(&p.yellow(&format!("! {}", multi_line(message))))
             }
+            EventData::PlanUpdated { explanation, plan } => {
+                screen.line(&p.bold("plan"));
+                for line in crate::event_view::plan_lines(explanation.as_deref(), plan) {
+                    screen.line(&format!("  {line}"));
+                }
+            }
             EventData::TurnLimit { limit, value } => {
                 screen.line(&p.yellow(&format!("! stopped: {} reached ({value})", limit.as_str())))
             }

@@ -93,7 +93,7 @@ pub fn profile_tools(provider: &str) -> Vec<&'static str> {
         "gemini" => tools.extend(["edit_file", "grep", "glob", "list_dir", "read_many_files"]),
         _ => tools.extend(["edit_file", "grep", "glob"]),
     }
-    tools.extend(["spawn_agent", "send_input", "wait", "close_agent"]);
+    tools.extend(["update_plan", "spawn_agent", "send_input", "wait", "close_agent"]);
     tools
 }
 

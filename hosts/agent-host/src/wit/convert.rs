@@ -181,6 +181,7 @@ impl From<sh::EventKind> for EventKind {
             K::ToolCallOutputDelta => Self::ToolCallOutputDelta,
             K::ToolCallEnd => Self::ToolCallEnd,
             K::SteeringInjected => Self::SteeringInjected,
+            K::PlanUpdated => Self::PlanUpdated,
             K::TurnLimit => Self::TurnLimit,
             K::LoopDetection => Self::LoopDetection,
             K::Compaction => Self::Compaction,
