@@ -1,5 +1,5 @@
 //! `agent-host trust [DIR]`: the user vouches for a workspace's `.agent/config.toml` as it is
-//! now, so its endpoints, command tools, plugins, MCP servers and looser settings apply (see
+//! now, so its endpoints, command tools, plugins, MCP servers, hooks and looser settings apply (see
 //! `agent_host::config::trust`). `--forget` takes that back.
 
 use agent_host::config::file::FileLayer;
@@ -61,6 +61,36 @@ fn trust(args: TrustArgs) -> Result<String, String> {
     }
     if layer.plugins_at.is_some() {
         grants.push("[plugins]".to_string());
+    }
+    // What starting a server passes it: its command, and the variables it may read
+    // (agent-host's own credentials among them, when named).
+    for (name, spec) in &layer.agent.mcp_servers {
+        let mut variables: Vec<&str> = spec.env_vars.iter().map(String::as_str).collect();
+        variables.extend(spec.bearer_token_env_var.as_deref());
+        variables.extend(spec.env_http_headers.values().map(String::as_str));
+        let reads = match variables.is_empty() {
+            true => String::new(),
+            false => format!(" reading {}", variables.join(", ")),
+        };
+        let runs = match (&spec.command, &spec.url) {
+            (Some(command), _) => format!("runs {command}"),
+            (None, Some(url)) => format!("at {url}"),
+            (None, None) => String::new(),
+        };
+        grants.push(format!("MCP server {name} ({runs}{reads})"));
+    }
+    let hooks = &layer.agent.hooks;
+    if !hooks.is_empty() {
+        let commands: Vec<String> = hooks
+            .events()
+            .into_iter()
+            .flat_map(|(event, specs)| {
+                specs
+                    .iter()
+                    .map(move |h| format!("{event}: {}", h.command.join(" ")))
+            })
+            .collect();
+        grants.push(format!("hooks ({})", commands.join("; ")));
     }
     let grants = match grants.is_empty() {
         true => String::new(),

@@ -311,3 +311,26 @@ async fn run_shows_the_models_plan() {
     let expected = "[plan]\n  [x] Read the parser\n  [>] Fix the escapes\n  [ ] Run the tests\n";
     assert!(shown.contains(expected), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trusting_a_project_names_its_servers_the_variables_they_read_and_its_hooks() {
+    let (work, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(
+        &work.path().join(".agent/config.toml"),
+        "[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"docs.js\"]\nenv_vars = [\"ANTHROPIC_API_KEY\"]\n\
+         [[hooks.before_tool]]\ncommand = [\"./guard.sh\", \"--strict\"]\n",
+    );
+    let output = agent_host()
+        .args(["trust", &work.path().display().to_string()])
+        .env("AGENT_HOST_CONFIG_DIR", user.path())
+        .output()
+        .await
+        .unwrap();
+    let out = stdout(&output);
+    assert!(output.status.success(), "{out}{}", stderr(&output));
+    assert!(
+        out.contains("MCP server docs (runs node reading ANTHROPIC_API_KEY)"),
+        "{out}"
+    );
+    assert!(out.contains("hooks (before_tool: ./guard.sh --strict)"), "{out}");
+}
