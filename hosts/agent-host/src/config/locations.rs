@@ -64,6 +64,19 @@ impl FileLocations {
                 if !self.project_explicit && !self.trusts(path, text.as_bytes()) {
                     layer.untrusted = Some(trust::drop_authority(&mut layer));
                 }
+                // A file named with --config is the user's own: its servers and hooks start
+                // in its folder, as the user file's do, never in the workspace.
+                if self.project_explicit {
+                    let folder = std::path::absolute(path)
+                        .ok()
+                        .and_then(|p| p.parent().map(Path::to_path_buf));
+                    if let Some(folder) = folder {
+                        layer.agent.hooks.from_user_file(&folder);
+                        for spec in layer.agent.mcp_servers.values_mut() {
+                            spec.base_dir = Some(folder.clone());
+                        }
+                    }
+                }
                 Some(layer)
             }
             _ => None,

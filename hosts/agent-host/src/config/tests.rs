@@ -225,3 +225,21 @@ fn the_users_servers_and_hooks_start_in_the_users_folder_a_projects_in_the_works
     );
     assert_eq!(project.agent.hooks.before_tool[0].base_dir, None);
 }
+
+#[test]
+fn a_config_files_servers_and_hooks_start_in_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(
+        &file,
+        "[mcp_servers.docs]\ncommand = \"node\"\n[[hooks.stop]]\ncommand = [\"./notify.sh\"]\n",
+    )
+    .unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let (_, project) = FileLocations::new(Some(workspace.path()), Some(&file))
+        .load()
+        .unwrap();
+    let agent = project.unwrap().agent;
+    assert_eq!(agent.mcp_servers["docs"].start_dir(workspace.path()), dir.path());
+    assert_eq!(agent.hooks.stop[0].base_dir.as_deref(), Some(dir.path()));
+}

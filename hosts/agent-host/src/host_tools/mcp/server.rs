@@ -159,10 +159,10 @@ impl McpServer {
                     self.name
                 ))
             }
-            Ok(Err(error)) => Err(format!(
+            Ok(Err(error)) => Err(crate::secrets::redact_known(&format!(
                 "the MCP server {} answered {tool} with an error: {error}",
                 self.name
-            )),
+            ))),
         }
     }
 
