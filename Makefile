@@ -80,9 +80,11 @@ test-plugins: plugins
 	cd tool-plugins/js && npm test
 
 ## The browser host: its modules under Node, then the page in Debian's headless Chromium
-## against the scripted LLM server, side by side with the native host on the same scenarios.
+## against the scripted LLM server, side by side with the native host on the same scenarios;
+## MCP tools against the reference server server-everything (tests/mcp-servers).
 test-web: web host
 	scripts/ensure-chromium.sh
+	scripts/ensure-mcp-test-servers.sh
 	cd hosts/web && npm test
 
 ## make run's no-key path must keep working: run it with every provider variable unset.

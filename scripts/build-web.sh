@@ -29,6 +29,7 @@ async_imports=(
   'agent:core/session-host@0.1.0#spawn-subagent'
   'agent:core/session-host@0.1.0#subagent-wait'
   'agent:core/host-tools@0.1.0#call'
+  'agent:core/host-tools@0.1.0#changes'
 )
 async_exports=('agent:core/agent@0.1.0#[method]session.submit' 'agent:core/agent@0.1.0#[method]session.compact')
 

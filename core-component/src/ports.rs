@@ -93,9 +93,39 @@ pub trait SessionHost {
     ) -> agent_protocol::Spending;
 }
 
+/// An image a host tool returns, as the host gave it (checked by the core before a model
+/// sees it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostImage {
+    pub media_type: String,
+    pub data: Vec<u8>,
+}
+
+/// What a host tool returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostToolOutput {
+    pub text: String,
+    pub images: Vec<HostImage>,
+}
+
+impl From<String> for HostToolOutput {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// Tools implemented by the host (`host-tools`).
 pub trait HostTools {
-    fn call(&self, session_id: &str, name: &str, arguments_json: &str) -> Result<String, String>;
+    fn call(&self, session_id: &str, name: &str, arguments_json: &str) -> Result<HostToolOutput, String>;
+
+    /// All of the session's host tools when they changed since it last asked; `None` when
+    /// they did not (a host whose tools never change keeps this default).
+    fn changes(&self, _session_id: &str) -> Option<Vec<crate::llm::ToolDefinition>> {
+        None
+    }
 }
 
 /// All the ports a session uses.

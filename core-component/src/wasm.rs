@@ -354,8 +354,39 @@ fn log(level: ports::LogLevel, message: &str) {
 struct HostTools;
 
 impl ports::HostTools for HostTools {
-    fn call(&self, session_id: &str, name: &str, arguments_json: &str) -> Result<String, String> {
-        host_tools::call(session_id, name, arguments_json)
+    fn call(
+        &self,
+        session_id: &str,
+        name: &str,
+        arguments_json: &str,
+    ) -> Result<ports::HostToolOutput, String> {
+        host_tools::call(session_id, name, arguments_json).map(|output| ports::HostToolOutput {
+            text: output.text,
+            images: output
+                .images
+                .into_iter()
+                .map(|image| ports::HostImage {
+                    media_type: image.media_type,
+                    data: image.data,
+                })
+                .collect(),
+        })
+    }
+
+    fn changes(&self, session_id: &str) -> Option<Vec<crate::llm::ToolDefinition>> {
+        host_tools::changes(session_id)
+            .map(|definitions| definitions.into_iter().map(tool_definition).collect())
+    }
+}
+
+/// A host's tool definition; parameters that are not JSON become an empty object schema
+/// (the host checked them when it loaded the tool).
+fn tool_definition(t: types::ToolDefinition) -> crate::llm::ToolDefinition {
+    crate::llm::ToolDefinition {
+        parameters: serde_json::from_str(&t.parameters_json)
+            .unwrap_or_else(|_| serde_json::json!({"type": "object"})),
+        name: t.name,
+        description: t.description,
     }
 }
 
@@ -394,7 +425,7 @@ fn wasm_ports() -> Ports {
 }
 
 fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
-    use crate::llm::{ReasoningEffort, ToolDefinition, WireProtocol};
+    use crate::llm::{ReasoningEffort, WireProtocol};
     let effort = |e: api::ReasoningEffort| match e {
         api::ReasoningEffort::Low => ReasoningEffort::Low,
         api::ReasoningEffort::Medium => ReasoningEffort::Medium,
@@ -436,16 +467,7 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
             .collect(),
         enabled_tools: c.enabled_tools,
         disabled_tools: c.disabled_tools,
-        host_tools: c
-            .host_tools
-            .into_iter()
-            .map(|t| ToolDefinition {
-                parameters: serde_json::from_str(&t.parameters_json)
-                    .unwrap_or_else(|_| serde_json::json!({"type": "object"})),
-                name: t.name,
-                description: t.description,
-            })
-            .collect(),
+        host_tools: c.host_tools.into_iter().map(tool_definition).collect(),
         user_instructions: c.user_instructions,
         provider_options: c
             .provider_options_json

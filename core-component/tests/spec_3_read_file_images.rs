@@ -66,17 +66,42 @@ fn an_image_reaches_an_anthropic_model_as_an_image_block_inside_the_tool_result(
 
 #[test]
 fn jpeg_gif_and_webp_are_recognised_by_their_signatures_not_their_names() {
+    // 1 x 1 pictures written by Pillow.
+    let decoded = |b: &str| base64::engine::general_purpose::STANDARD.decode(b).unwrap();
     for (bytes, media_type) in [
-        (&b"\xFF\xD8\xFF\xE0\x00\x10JFIF\x00"[..], "image/jpeg"),
-        (&b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"[..], "image/gif"),
-        (&b"RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00"[..], "image/webp"),
+        (decoded(JPEG_PIXEL), "image/jpeg"),
+        (
+            decoded("R0lGODdhAQABAIEAAMgeHgAAAAAAAAAAACwAAAAAAQABAAAIBAABBAQAOw=="),
+            "image/gif",
+        ),
+        (
+            decoded(
+                "UklGRjoAAABXRUJQVlA4IC4AAACwAQCdASoBAAEAAUAmJaACdLoABDAAAP7x3I/4DdfFtMv/vYL/3YL/3YL/WwAA",
+            ),
+            "image/webp",
+        ),
     ] {
         let env = FakeEnv::default();
-        env.put_bytes("picture.dat", bytes);
+        env.put_bytes("picture.dat", &bytes);
         let h = read_image_session(SessionConfig::new("anthropic", "m"), env, "picture.dat");
         let blocks = h.tool_results(1)[0]["content"].clone();
         assert_eq!(blocks[1]["source"]["media_type"], media_type, "{blocks}");
     }
+}
+
+const JPEG_PIXEL: &str = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8UHRofHh0aHBwgJC4nICIsIxwcKDcpLDAxNDQ0Hyc5PTgyPC4zNDL/2wBDAQkJCQwLDBgNDRgyIRwhMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjIyMjL/wAARCAABAAEDASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwDkKKKK8U/TD//Z";
+
+#[test]
+fn a_picture_cut_short_is_refused_with_the_reason() {
+    let env = FakeEnv::default();
+    env.put_bytes("cut.png", &PIXEL_PNG[..PIXEL_PNG.len() - 4]);
+    let h = read_image_session(SessionConfig::new("anthropic", "m"), env, "cut.png");
+    let result = &h.tool_results(1)[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["content"],
+        "Tool error (read_file): cut.png is an image (image/png) that cannot be sent to the model: it is cut short (the end of the image/png data is missing)"
+    );
 }
 
 #[test]

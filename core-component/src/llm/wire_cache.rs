@@ -3,10 +3,10 @@
 //! growing with the conversation. A history item never changes once appended, so its part of
 //! the body (its fragment: the JSON values it adds to the protocol's list) is written once
 //! and copied into every later request; so are the system prompt's and the tools' fields,
-//! kept with the prompt text they were written for (a new day's prompt writes them again;
-//! a session's tools and provider options do not change). The session's history owns the
-//! cache and empties it whenever the history changes in another way than by appending
-//! (compaction, a restore).
+//! kept with the prompt text they were written for (a new day's prompt writes them again, and
+//! so do host tools that change mid-session; provider options do not change). The session's
+//! history owns the cache and empties it whenever the history changes in another way than by
+//! appending (compaction, a restore).
 
 use super::WireProtocol;
 use super::body::Result;
@@ -84,6 +84,11 @@ impl WireCache {
             self.prompt_fields.clear();
         }
         self.prompt_source = system.clone();
+    }
+
+    /// Writes the prompt's fields again for the next request (the tools changed).
+    pub fn forget_prompt_fields(&mut self) {
+        self.prompt_fields.clear();
     }
 
     /// A buffer for a body, empty, with the room of the last one.

@@ -5,6 +5,7 @@ pub mod apply_patch;
 pub mod edit_file;
 pub mod glob;
 pub mod grep;
+pub mod images;
 pub mod list_dir;
 pub mod read_file;
 pub mod read_many_files;
@@ -134,7 +135,7 @@ pub fn start(tool: &RegisteredTool, arguments: &Value, ctx: &ToolContext<'_>) ->
         Runner::Host => Started::Done(
             ctx.host_tools
                 .call(ctx.session_id, &tool.definition.name, &arguments.to_string())
-                .map(ToolOutput::from),
+                .map(|output| images::from_host(output, ctx.images_supported)),
         ),
         Runner::Command(command) => {
             let request = match (command.prepare)(arguments, ctx) {

@@ -1,19 +1,16 @@
 //! `read_file`: line-numbered file contents with offset and limit.
 
+use super::images::{MAX_IMAGE_BYTES, acceptable, encoded, image_type};
 use super::traits::{ApprovalSummary, ToolTraits};
 use super::{ToolContext, ToolOutput, optional_u64, required_str};
-use crate::llm::{ImageData, ToolDefinition};
+use crate::llm::ToolDefinition;
 use crate::truncation::Mode;
 use agent_protocol::ToolCategory;
-use base64::Engine;
 use serde_json::{Value, json};
 
 const DEFAULT_LIMIT: u64 = 2_000;
 /// Bytes inspected for NUL to tell binary from text.
 const BINARY_SNIFF: usize = 8_192;
-/// Largest image sent: its base64 form stays within the 5 MB that Anthropic accepts, the
-/// strictest of the three providers.
-const MAX_IMAGE_BYTES: usize = 3_750_000;
 
 /// Output limits and category (section 5.2 of the spec for the limits).
 pub const TRAITS: ToolTraits = ToolTraits::new(ToolCategory::Read, 50_000, Mode::HeadTail)
@@ -67,29 +64,15 @@ fn image(path: &str, media_type: &str, bytes: &[u8], supported: bool) -> Result<
              `convert -resize`) and read that"
         ));
     }
+    if let Err(why) = acceptable(bytes) {
+        return Err(format!(
+            "{path} is an image ({media_type}) that cannot be sent to the model: {why}"
+        ));
+    }
     Ok(ToolOutput {
         text: format!("Image {path} ({media_type}, {size} bytes) is attached."),
-        images: vec![ImageData {
-            media_type: media_type.to_string(),
-            data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
-        }],
+        images: vec![encoded(media_type, bytes)],
     })
-}
-
-/// The image formats all three providers accept, told by their signatures rather than by
-/// the file's name.
-fn image_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
 }
 
 fn numbered_lines(path: &str, bytes: &[u8], offset: u64, limit: u64) -> Result<String, String> {

@@ -6,7 +6,7 @@ use agent_host::config::{
     PluginOptions, PluginSources, Settings, SettingsFlags, Source, Sourced, default_model, load_plugins,
     locate_component, session_config,
 };
-use agent_host::embed::{Error, Host, HostTool, SessionOptions, StopReason};
+use agent_host::embed::{Error, Host, HostTool, SessionOptions, StopReason, ToolSource};
 use agent_host::environments::EnvOptions;
 use agent_host::transport::RecordReplayOptions;
 use agent_host::transport::options::REPLAY_REFUSES_CHANGES;
@@ -281,11 +281,15 @@ async fn build_host(
     endpoints: Endpoints,
     approvals: Option<ApprovalPolicy>,
     tools: Vec<Arc<dyn HostTool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 ) -> Result<Host, String> {
     let mut builder = Host::builder()
         .component(component)
         .endpoints(endpoints)
         .tools(tools);
+    for source in sources {
+        builder = builder.tool_source(source);
+    }
     if let Some(policy) = approvals {
         builder = builder.approvals(policy);
     }
@@ -368,6 +372,7 @@ async fn run(
         settings.endpoints.clone(),
         Some(approvals),
         extras.tools,
+        extras.sources,
     )
     .await
     {
@@ -526,6 +531,8 @@ pub(crate) fn load_settings(
 /// skills section.
 struct HostExtras {
     tools: Vec<Arc<dyn HostTool>>,
+    /// The MCP servers' tools, which change while sessions run.
+    sources: Vec<Arc<dyn ToolSource>>,
     instructions: Option<String>,
 }
 
@@ -547,7 +554,10 @@ async fn host_tools(
     let (_plugins, plugin_tools) =
         load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
-    tools.extend(mcp_tools(&settings.mcp_servers, local_workspace.as_deref()).await);
+    let sources = mcp_tools(&settings.mcp_servers, local_workspace.as_deref())
+        .await
+        .into_iter()
+        .collect();
     // Skills: the project's only from a local workspace (a remote one's files are there).
     let user_dir = agent_host::extensions::user_dir();
     let (skills, problems) =
@@ -562,7 +572,11 @@ async fn host_tools(
     if !skills.is_empty() {
         tools.push(Arc::new(agent_host::extensions::skills::LoadSkill::new(skills)));
     }
-    Ok(HostExtras { tools, instructions })
+    Ok(HostExtras {
+        tools,
+        sources,
+        instructions,
+    })
 }
 
 /// The configured MCP servers' tools. Servers run on this machine, in the workspace (the
@@ -570,9 +584,9 @@ async fn host_tools(
 async fn mcp_tools(
     specs: &std::collections::BTreeMap<String, agent_host::host_tools::mcp::McpServerSpec>,
     local_workspace: Option<&Path>,
-) -> Vec<Arc<dyn HostTool>> {
+) -> Option<Arc<dyn ToolSource>> {
     if specs.is_empty() {
-        return Vec::new();
+        return None;
     }
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let started = agent_host::host_tools::mcp::start_servers(
@@ -588,7 +602,7 @@ async fn mcp_tools(
             terminal_text::one_line(why)
         );
     }
-    started.host_tools().await
+    Some(started.tool_source())
 }
 
 /// The environment and a host with the endpoints of the process environment, for the
@@ -601,7 +615,7 @@ async fn env_and_host(
         .build()
         .await
         .map_err(|message| fail(exit::USAGE, message))?;
-    let host = build_host(component, Endpoints::from_env(), None, Vec::new())
+    let host = build_host(component, Endpoints::from_env(), None, Vec::new(), Vec::new())
         .await
         .map_err(|message| fail(exit::AGENT_ERROR, message))?;
     Ok((env, host))

@@ -152,8 +152,14 @@ async fn prepare_server(
         .await
         .map_err(usage)?;
     config.user_instructions = extras.instructions;
-    let host = crate::build_host(component, settings.endpoints.clone(), Some(policy), extras.tools)
-        .await
-        .map_err(|message| (crate::exit::AGENT_ERROR, message))?;
+    let host = crate::build_host(
+        component,
+        settings.endpoints.clone(),
+        Some(policy),
+        extras.tools,
+        extras.sources,
+    )
+    .await
+    .map_err(|message| (crate::exit::AGENT_ERROR, message))?;
     Ok(agent_host::embed::mcp_server::AgentServer::new(host, config, env))
 }

@@ -113,7 +113,21 @@ async fn the_model_calls_the_tools_of_npm_and_python_mcp_servers() {
     assert_eq!(result("t4").2, "py:x");
     let image = result("t5").2;
     assert!(image.contains("Here's the image you requested:"), "{image}");
-    assert!(image.contains("[image: image/png"), "{image}");
+    // The server's image reaches the model as an image, decoded and checked by the core.
+    let raw = requests[1].tool_results();
+    let blocks = raw.iter().find(|r| r["tool_use_id"] == "t5").unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let picture = blocks.iter().find(|b| b["type"] == "image").unwrap();
+    assert_eq!(picture["source"]["media_type"], "image/png");
+    assert!(
+        picture["source"]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("iVBORw0KGgo"),
+        "{picture}"
+    );
     // Only the variables named in env_vars pass, with the core ones.
     let env = result("t6").2;
     assert!(env.contains("passed-value") && env.contains("PATH"), "{env}");
@@ -125,6 +139,48 @@ async fn the_model_calls_the_tools_of_npm_and_python_mcp_servers() {
         refusal.contains("Access denied") || refusal.contains("outside"),
         "{refusal}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_a_server_adds_mid_run_is_offered_from_the_next_request() {
+    let work = workspace();
+    common::trust_project(work.path());
+    let state = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(Script {
+        replies: vec![
+            message(&[tool_use("t1", "py__add_tool", json!({}))]),
+            message(&[tool_use("t2", "py__late", json!({"word": "w"}))]),
+            message(&[text("Done.")]),
+        ],
+        require_api_key: None,
+    })
+    .await
+    .unwrap();
+    let output = agent_host()
+        .args(["run", "Add a tool, then use it", "--approval", "auto"])
+        .args(["--cwd", &work.path().display().to_string()])
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("AGENT_HOST_STATE_DIR", state.path())
+        .output()
+        .await
+        .unwrap();
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert!(output.status.success(), "{out}\n{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let offers_late = |request: &scripted_llm::RecordedRequest| {
+        request.json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "py__late")
+    };
+    assert!(!offers_late(&requests[0]));
+    // The server announced tools/list_changed while add_tool ran: the next request offers
+    // the new tool, with the server's schema, and the call reaches it.
+    assert!(offers_late(&requests[1]), "the added tool is offered");
+    let results = common::last_tool_results(&requests);
+    assert_eq!(results[1], ("t2".into(), false, "late:w".into()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -322,7 +378,8 @@ async fn agent_host_serves_mcp_a_task_tool_that_returns_the_final_answer() {
     let answer = agent
         .call("agent_host", r#"{"prompt": "Create hello.txt"}"#)
         .await
-        .unwrap();
+        .unwrap()
+        .text;
     assert_eq!(answer, "Created hello.txt.");
     assert_eq!(
         std::fs::read_to_string(work.path().join("hello.txt")).unwrap(),

@@ -1,5 +1,6 @@
 //! MCP servers as the host starts them (issue 24), against a real server written with the
-//! Python SDK (`tests/mcp-servers/py_server.py`): a changed tool list is read again, a
+//! Python SDK (`tests/mcp-servers/py_server.py`): a changed tool list is read again (and
+//! offered to running sessions through the host tools), a
 //! server that dies mid-call is restarted once and then left stopped, a slow call and a
 //! server that never answers are cut off by their timeouts, and the server's standard error
 //! goes to its log. The npm reference server `server-everything` is reached in its streamable
@@ -8,12 +9,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
 use agent_host::host_tools::mcp::{McpServer, McpServerSpec, start_servers};
+use agent_host::host_tools::{HostTools, ToolCategory};
+use agent_host::session_host::ToolHost;
 use agent_test_support::mcp::EverythingOverHttp;
 use agent_test_support::paths::{mcp_python, mcp_server};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 fn python_spec(extra: &str) -> McpServerSpec {
     toml::from_str(&format!(
@@ -40,21 +42,54 @@ async fn a_tool_the_server_adds_is_listed_and_callable() {
     let logs = tempfile::tempdir().unwrap();
     let server = start("", logs.path()).await;
     assert!(!names(&server.tools().await).contains(&"late".to_string()));
-    assert_eq!(server.call("add_tool", "{}").await.unwrap(), "added late");
-    // Called at once: the host asks the server rather than wait for the announcement.
-    assert_eq!(server.call("late", r#"{"word":"w"}"#).await.unwrap(), "late:w");
-    // And the announcement (notifications/tools/list_changed) makes the list read again.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !names(&server.tools().await).contains(&"late".to_string()) {
-        assert!(Instant::now() < deadline, "the changed list was never read again");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let before = server.generation();
+    assert_eq!(server.call("add_tool", "{}").await.unwrap().text, "added late");
+    // The announcement (notifications/tools/list_changed), sent during the call, is noted by
+    // the time the call's result arrives: the list is read again at once, no waiting.
+    server.refresh_if_announced().await;
+    assert!(server.generation() > before);
+    assert!(names(&server.tools().await).contains(&"late".to_string()));
+    assert_eq!(
+        server.call("late", r#"{"word":"w"}"#).await.unwrap().text,
+        "late:w"
+    );
     let missing = server.call("nothing", "{}").await.unwrap_err();
     assert!(
         missing.contains("no longer offers the tool \"nothing\""),
         "{missing}"
     );
     server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_tools_of_running_sessions_follow_a_servers_list() {
+    let logs = tempfile::tempdir().unwrap();
+    let specs = BTreeMap::from([("py".to_string(), python_spec(""))]);
+    let started = start_servers(&specs, logs.path(), Some(logs.path())).await;
+    let reserved = ["shell".to_string()];
+    let tools = HostTools::new(Vec::new(), &reserved)
+        .unwrap()
+        .with_sources(vec![started.tool_source()])
+        .await;
+    let (definitions, offered) = tools.definitions_with_version();
+    let names = |definitions: &[agent_protocol::ToolDefinition]| {
+        definitions.iter().map(|d| d.name.clone()).collect::<Vec<_>>()
+    };
+    assert!(names(&definitions).contains(&"py__echo".to_string()));
+    assert_eq!(ToolHost::changes(&tools, offered).await, None, "nothing changed");
+    assert_eq!(tools.call("py__add_tool", "{}").await.unwrap().text, "added late");
+    let (version, changed) = ToolHost::changes(&tools, offered)
+        .await
+        .expect("the server's new list");
+    assert!(version > offered);
+    assert!(names(&changed).contains(&"py__late".to_string()), "{changed:?}");
+    assert_eq!(ToolHost::category(&tools, "py__late"), Some(ToolCategory::Write));
+    assert_eq!(
+        tools.call("py__late", r#"{"word":"w"}"#).await.unwrap().text,
+        "late:w"
+    );
+    assert_eq!(ToolHost::changes(&tools, version).await, None);
+    started.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,7 +102,7 @@ async fn a_server_that_dies_is_restarted_once_then_left_stopped() {
         "{first}"
     );
     assert_eq!(
-        server.call("echo", r#"{"text":"again"}"#).await.unwrap(),
+        server.call("echo", r#"{"text":"again"}"#).await.unwrap().text,
         "py:again"
     );
     let second = server.call("die", "{}").await.unwrap_err();
@@ -91,7 +126,10 @@ async fn timeouts_cut_off_a_slow_call_and_a_server_that_never_answers() {
     let slow = server.call("sleep", r#"{"seconds": 30}"#).await.unwrap_err();
     assert!(slow.contains("did not finish sleep within 0.5 s"), "{slow}");
     // The server is still there for the next call.
-    assert_eq!(server.call("echo", r#"{"text":"ok"}"#).await.unwrap(), "py:ok");
+    assert_eq!(
+        server.call("echo", r#"{"text":"ok"}"#).await.unwrap().text,
+        "py:ok"
+    );
     let bad = server.call("echo", "[1]").await.unwrap_err();
     assert!(bad.contains("must be a JSON object"), "{bad}");
 
@@ -126,10 +164,18 @@ async fn a_streamable_http_server_is_listed_and_called() {
         .unwrap();
     assert!(names(&server.tools().await).contains(&"echo".to_string()));
     assert_eq!(
-        server.call("echo", r#"{"message":"over http"}"#).await.unwrap(),
+        server
+            .call("echo", r#"{"message":"over http"}"#)
+            .await
+            .unwrap()
+            .text,
         "Echo: over http"
     );
-    let sum = server.call("get-sum", r#"{"a": 20, "b": 22}"#).await.unwrap();
+    let sum = server
+        .call("get-sum", r#"{"a": 20, "b": 22}"#)
+        .await
+        .unwrap()
+        .text;
     assert!(sum.contains("is 42"), "{sum}");
     // An HTTP server has no standard error to keep: no log file.
     assert!(server.log_path().is_none());

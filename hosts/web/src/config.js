@@ -3,6 +3,7 @@
 // core-component/protocol/data/defaults.json, copied into gen/ by scripts/build-web.sh.
 
 import defaults from '../gen/session-defaults.js';
+import { definitionOf } from './host-tools.js';
 
 const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 
@@ -42,7 +43,7 @@ function retrySettings(retry) {
  * Builds the WIT `session-config` record from friendly options (plain numbers, tools with
  * object schemas). Unknown providers are refused here with the list of known ones.
  */
-export function sessionConfig(options = {}) {
+export function sessionConfig(options = {}, hostTools = (options.tools ?? []).map(definitionOf)) {
   const provider = options.provider ?? 'anthropic';
   if (!PROVIDERS.includes(provider)) {
     throw new Error(`unknown provider "${provider}": use one of ${PROVIDERS.join(', ')}`);
@@ -64,11 +65,7 @@ export function sessionConfig(options = {}) {
     toolOutputLimits: options.toolOutputLimits ?? [],
     enabledTools: options.enabledTools,
     disabledTools: options.disabledTools ?? [],
-    hostTools: (options.tools ?? []).map((tool) => ({
-      name: tool.name,
-      description: tool.description ?? '',
-      parametersJson: JSON.stringify(tool.parameters ?? { type: 'object', properties: {} }),
-    })),
+    hostTools,
     userInstructions: options.userInstructions,
     providerOptionsJson: options.providerOptions ? JSON.stringify(options.providerOptions) : undefined,
     depth: options.depth ?? 0,

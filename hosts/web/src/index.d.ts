@@ -94,8 +94,66 @@ export interface JsTool {
   description?: string;
   /** JSON schema (an object schema) of the arguments. */
   parameters?: object;
-  /** Returns the result (a string, or a value sent as JSON); a thrown error is the model's error result. */
-  call(args: any, context: { sessionId: string }): string | unknown | Promise<string | unknown>;
+  /**
+   * Returns the result: a string, a {@link ToolResult} (text and images), or any other value,
+   * sent as JSON. A thrown error is the model's error result.
+   */
+  call(args: any, context: { sessionId: string }): string | ToolResult | unknown | Promise<string | ToolResult | unknown>;
+}
+
+/** A tool's result with images (PNG, JPEG, GIF or WebP; others are named in the text instead). */
+export interface ToolResult {
+  text: string;
+  images: Array<{ mediaType: string; data: Uint8Array }>;
+}
+
+/**
+ * Tools whose list changes while sessions run (an MCP server): a session is offered the new
+ * list from its next request. A tool whose name is taken is left out with a warning.
+ */
+export interface ToolSource {
+  /** The tools now. */
+  tools(): JsTool[];
+  /** A number that changes whenever `tools()` does. */
+  generation(): number;
+  /** Reads the list again if the source said it changed; asked before each request. */
+  refresh?(): Promise<void>;
+}
+
+export interface McpServerOptions {
+  /**
+   * Its tools are offered as `NAME__tool`: letters, digits, '_' and '-' (at most 32), no `__`
+   * and no '_' at its end. A tool whose full name is not `^[A-Za-z0-9_-]{1,64}$` is left out.
+   */
+  name: string;
+  /** The server's streamable HTTP endpoint (a server on another origin must allow it with CORS). */
+  url: string | URL;
+  /** Sent with every request (e.g. `authorization`). */
+  headers?: Record<string, string>;
+  /** Replaces `globalThis.fetch` for the server's requests. */
+  fetch?: typeof fetch;
+  /** How long initialize, tools/list and each tools/call may take (default 60000). */
+  timeoutMs?: number;
+}
+
+/**
+ * An MCP server over streamable HTTP, reached with fetch: a {@link ToolSource} for
+ * `config.toolSources`. At most 64 tools and 256 KiB of definitions are offered (the rest left
+ * out with a console warning); a list the server announces as changed is offered to sessions
+ * from their next request. A call returns the text (with images when the server sent some);
+ * the server's error result, a timeout or a lost connection is the model's error result.
+ */
+export class McpServer implements ToolSource {
+  /** Connects, initializes the MCP session and lists the tools; rejects naming the server and URL. */
+  static connect(options: McpServerOptions): Promise<McpServer>;
+  private constructor();
+  readonly name: string;
+  readonly url: string;
+  tools(): JsTool[];
+  generation(): number;
+  refresh(): Promise<void>;
+  /** Ends the MCP session; its tools fail from then on. */
+  close(): Promise<void>;
 }
 
 export interface SessionConfigOptions {
@@ -112,6 +170,8 @@ export interface SessionConfigOptions {
   enabledTools?: string[];
   disabledTools?: string[];
   tools?: JsTool[];
+  /** Tools whose list changes while the session runs (e.g. an MCP server). */
+  toolSources?: ToolSource[];
   userInstructions?: string;
   providerOptions?: object;
   depth?: number;

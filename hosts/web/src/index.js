@@ -7,3 +7,4 @@ export { executionEnvironment } from './environment.js';
 export { llmTransport, authHeaders, endpointUrl, PROVIDER_ENDPOINTS } from './transport.js';
 export { sessionConfig, DEFAULT_MODELS, DEFAULT_LIMITS } from './config.js';
 export { instantiateCore, DEFAULT_CORE_URL } from './component.js';
+export { McpServer } from './mcp.js';

@@ -6,6 +6,7 @@ import { Checkpoints } from './checkpoints.js';
 import { instantiateCore } from './component.js';
 import { sessionConfig } from './config.js';
 import { executionEnvironment } from './environment.js';
+import { HostTools } from './host-tools.js';
 import { SpendingLedger, TREE_LEDGER } from './spending.js';
 import { Subagents } from './subagents.js';
 import { llmTransport } from './transport.js';
@@ -78,7 +79,7 @@ export class AgentSession {
   }
 
   async #start(options) {
-    const tools = new Map((options.config?.tools ?? []).map((tool) => [tool.name, tool]));
+    const tools = new HostTools(options.config?.tools, options.config?.toolSources);
     const api = await instantiateCore(
       {
         // An environment of the application's own written before `scratch-directory` existed
@@ -92,13 +93,16 @@ export class AgentSession {
           fetch: options.fetch,
         }),
         sessionHost: this.#sessionHost(),
-        hostTools: { call: (_sessionId, name, argumentsJson) => this.#callTool(tools, name, argumentsJson) },
+        hostTools: {
+          call: (_sessionId, name, argumentsJson) => tools.call(name, argumentsJson, { sessionId: this.id }),
+          changes: () => tools.changes(),
+        },
       },
       options.coreUrl,
     );
     this.#core = options.snapshot
       ? restore(api, options.snapshot)
-      : new api.Session(sessionConfig(options.config ?? {}));
+      : new api.Session(sessionConfig({ ...options.config, tools: undefined }, tools.definitions()));
     this.id = this.#core.id();
   }
 
@@ -385,18 +389,6 @@ export class AgentSession {
       return { tag: 'deny', val: typeof decision === 'string' ? decision : 'the user declined this tool call' };
     } catch (e) {
       return { tag: 'deny', val: `the approval failed: ${e instanceof Error ? e.message : e}` };
-    }
-  }
-
-  /** Runs a JavaScript tool; its failure (a thrown error) is the model's error result. */
-  async #callTool(tools, name, argumentsJson) {
-    const tool = tools.get(name);
-    if (!tool) throw `no tool named "${name}" is registered with this session`;
-    try {
-      const result = await tool.call(JSON.parse(argumentsJson), { sessionId: this.id });
-      return typeof result === 'string' ? result : JSON.stringify(result);
-    } catch (e) {
-      throw `${name} failed: ${e instanceof Error ? e.message : String(e)}`;
     }
   }
 }

@@ -6,17 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { browserUnavailable, startBrowser } from './support/browser.mjs';
 import { startScriptedServer } from './support/processes.mjs';
+import { text, tool, toolResults } from './support/replies.mjs';
 
 const unavailable = browserUnavailable();
-const text = (t) => ({ type: 'text', text: t });
-const tool = (id, name, input) => ({ type: 'tool_use', id, name, input });
-
-/** The tool_result blocks of a recorded Anthropic request. */
-function toolResults(request) {
-  return JSON.parse(request.body)
-    .messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
-    .filter((b) => b.type === 'tool_result');
-}
 
 const resultText = (block) => (typeof block.content === 'string' ? block.content : block.content.map((c) => c.text).join(''));
 

@@ -576,22 +576,54 @@ impl RecordingHost {
     }
 }
 
-/// Host tools that echo their call, for tests of the `host-tools` route.
+/// Host tools that echo their call, for tests of the `host-tools` route; a test can give
+/// the images each call returns, and the tool lists its calls bring about (as an MCP
+/// server's `tools/list_changed` would).
 #[derive(Default)]
-pub struct EchoHostTools;
+pub struct EchoHostTools {
+    /// Returned with every call's text.
+    pub images: RefCell<Vec<HostImage>>,
+    /// Each call takes the first of these as the host's tools from then on.
+    pub lists_after_calls: RefCell<VecDeque<Vec<agent_core::llm::ToolDefinition>>>,
+    /// What `changes` answers next (then `None` until another call changes the list).
+    changed: RefCell<Option<Vec<agent_core::llm::ToolDefinition>>>,
+    /// Sessions that asked for changes, in order.
+    pub asked: RefCell<Vec<String>>,
+}
 
 impl HostTools for EchoHostTools {
-    fn call(&self, _: &str, name: &str, arguments_json: &str) -> Result<String, String> {
-        Ok(format!("{name} called with {arguments_json}"))
+    fn call(&self, _: &str, name: &str, arguments_json: &str) -> Result<HostToolOutput, String> {
+        if let Some(list) = self.lists_after_calls.borrow_mut().pop_front() {
+            *self.changed.borrow_mut() = Some(list);
+        }
+        Ok(HostToolOutput {
+            text: format!("{name} called with {arguments_json}"),
+            images: self.images.borrow().clone(),
+        })
+    }
+
+    fn changes(&self, session_id: &str) -> Option<Vec<agent_core::llm::ToolDefinition>> {
+        self.asked.borrow_mut().push(session_id.to_string());
+        self.changed.borrow_mut().take()
     }
 }
 
 /// Ports over the given fakes.
 pub fn ports(env: Rc<FakeEnv>, transport: Rc<ScriptedTransport>, host: Rc<RecordingHost>) -> Ports {
+    ports_with_tools(env, transport, host, Rc::new(EchoHostTools::default()))
+}
+
+/// Ports over the given fakes and host tools.
+pub fn ports_with_tools(
+    env: Rc<FakeEnv>,
+    transport: Rc<ScriptedTransport>,
+    host: Rc<RecordingHost>,
+    host_tools: Rc<dyn HostTools>,
+) -> Ports {
     Ports {
         env,
         transport,
         host,
-        host_tools: Rc::new(EchoHostTools),
+        host_tools,
     }
 }

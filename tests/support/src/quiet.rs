@@ -4,8 +4,8 @@
 
 use agent_core::events::Event;
 use agent_core::ports::{
-    Approval, ApprovalRequest, Environment, HostTools, HttpRequest, HttpResponse, Interruption, LogLevel,
-    Ports, SessionHost, SubagentRequest, SubagentResult, Transport, TransportError,
+    Approval, ApprovalRequest, Environment, HostToolOutput, HostTools, HttpRequest, HttpResponse,
+    Interruption, LogLevel, Ports, SessionHost, SubagentRequest, SubagentResult, Transport, TransportError,
 };
 use std::cell::Cell;
 use std::rc::Rc;
@@ -23,7 +23,7 @@ impl Transport for NoLlm {
 pub struct NoHostTools;
 
 impl HostTools for NoHostTools {
-    fn call(&self, _: &str, name: &str, _: &str) -> Result<String, String> {
+    fn call(&self, _: &str, name: &str, _: &str) -> Result<HostToolOutput, String> {
         Err(format!("no host tool {name} here"))
     }
 }

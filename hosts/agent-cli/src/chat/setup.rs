@@ -74,7 +74,7 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         .await
         .map_err(usage)?;
     config.user_instructions = extras.instructions;
-    let host = crate::build_host(component, endpoints, Some(policy), extras.tools)
+    let host = crate::build_host(component, endpoints, Some(policy), extras.tools, extras.sources)
         .await
         .map_err(|message| (exit::AGENT_ERROR, message))?;
     Ok(Prepared {

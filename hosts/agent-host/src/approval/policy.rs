@@ -282,9 +282,11 @@ impl ApprovalPolicy {
         let kind = match request.category {
             Kind::Command => CallKind::Command(command_of(&request.arguments_json)),
             Kind::Write => CallKind::Write,
+            // A host tool the host does not know (its list changed between the call's
+            // approval and its run) counts as a write: only a declared `read` is a read.
             Kind::Host => match host_category {
-                Some(ToolCategory::Write | ToolCategory::Admin) => CallKind::Write,
-                _ => CallKind::Read,
+                Some(ToolCategory::Read) => CallKind::Read,
+                _ => CallKind::Write,
             },
             Kind::Read | Kind::Search | Kind::Agent => CallKind::Read,
         };
@@ -420,6 +422,10 @@ fn read_only_decision(request: &ApprovalRequest, host_category: Option<ToolCateg
              tools run; report what you would do with it instead",
             category.as_str()
         )),
+        None if request.category == Kind::Host => Approval::Deny(format!(
+            "{tool_name} is not a tool this host offers now, and this session is in read-only mode, \
+             where only `read` tools run"
+        )),
         _ => Approval::Allow,
     }
 }
@@ -459,3 +465,7 @@ pub(crate) fn command_of(arguments_json: &str) -> String {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;

@@ -10,7 +10,7 @@ use crate::config::defaults::{default_model, locate_component, session_config};
 use crate::environments::environment::Environment;
 use crate::environments::options::EnvOptions;
 use crate::environments::policy::ReadOnly;
-use crate::host_tools::registry::{HostTool, HostTools};
+use crate::host_tools::registry::{HostTool, HostTools, ToolSource};
 use crate::persist::store::StoredSession;
 use crate::runtime::engine::AgentRuntime;
 use crate::transport::endpoints::Endpoints;
@@ -29,6 +29,7 @@ pub struct HostBuilder {
     endpoints: Option<Endpoints>,
     cache_dir: Option<PathBuf>,
     tools: Vec<Arc<dyn HostTool>>,
+    tool_sources: Vec<Arc<dyn ToolSource>>,
     approvals: Option<ApprovalPolicy>,
 }
 
@@ -68,6 +69,14 @@ impl HostBuilder {
         self
     }
 
+    /// Offers tools whose list changes while sessions run (MCP servers): a running session
+    /// is offered the new list from its next request. A tool of theirs whose name is taken is
+    /// left out with a warning.
+    pub fn tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.tool_sources.push(source);
+        self
+    }
+
     /// How tool calls are approved: `auto`, `ask` (through an
     /// [`ApprovalPrompt`](crate::approval::ApprovalPrompt)) or `read-only` (default: auto,
     /// dangerous commands refused). Each session remembers its own "always" answers.
@@ -100,6 +109,7 @@ impl HostBuilder {
             runtime,
             http,
             tools: self.tools,
+            tool_sources: self.tool_sources,
         })
     }
 }
@@ -126,6 +136,7 @@ pub struct Host {
     runtime: AgentRuntime,
     http: HttpTransport,
     tools: Vec<Arc<dyn HostTool>>,
+    tool_sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl Host {
@@ -254,11 +265,15 @@ impl Host {
         config: &SessionConfig,
         env: Arc<dyn Environment>,
     ) -> Result<(), Error> {
-        if self.tools.is_empty() {
+        if self.tools.is_empty() && self.tool_sources.is_empty() {
             return Ok(());
         }
         let reserved = profile_tool_names(&self.describe(config.clone(), env).await?);
-        runtime.set_host_tools(HostTools::new(self.tools.clone(), &reserved).map_err(Error::Options)?);
+        let tools = HostTools::new(self.tools.clone(), &reserved)
+            .map_err(Error::Options)?
+            .with_sources(self.tool_sources.clone())
+            .await;
+        runtime.set_host_tools(tools);
         Ok(())
     }
 }

@@ -52,7 +52,8 @@ mod session;
 
 pub use crate::approval::ToolCategory;
 pub use crate::checkpoints::{Changes, Checkpoint, Restored};
-pub use crate::host_tools::registry::HostTool;
+pub use crate::host_tools::registry::{HostTool, ToolSource};
+pub use crate::host_tools::{ToolImage, ToolOutput};
 pub use error::Error;
 pub use events::{
     EndReason, Event, EventData, EventKind, Events, ImageInfo, LimitName, OutputStream, TokenSource,

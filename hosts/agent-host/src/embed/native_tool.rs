@@ -1,6 +1,7 @@
 //! Native Rust tools from a closure: the model calls them like any other tool.
 
 use crate::approval::ToolCategory;
+use crate::host_tools::ToolOutput;
 use crate::host_tools::registry::HostTool;
 use agent_protocol::ToolDefinition;
 use async_trait::async_trait;
@@ -121,11 +122,12 @@ impl HostTool for NativeTool {
         format!("native tool {}", self.name)
     }
 
-    async fn call(&self, arguments_json: &str) -> Result<String, String> {
+    async fn call(&self, arguments_json: &str) -> Result<ToolOutput, String> {
         let arguments: Value = serde_json::from_str(arguments_json)
             .map_err(|e| format!("{}: the arguments are not JSON: {e}", self.name))?;
         (self.handler)(arguments)
             .await
+            .map(ToolOutput::from)
             .map_err(|ToolError(message)| message)
     }
 }
@@ -143,7 +145,7 @@ mod tests {
             let b: i64 = args["b"].to_string().parse()?;
             Ok((a + b).to_string())
         });
-        assert_eq!(tool.call(r#"{"a": 2, "b": 3}"#).await, Ok("5".to_string()));
+        assert_eq!(tool.call(r#"{"a": 2, "b": 3}"#).await, Ok("5".to_string().into()));
         assert_eq!(
             tool.call(r#"{"b": 3}"#).await,
             Err("a must be a number".to_string())

@@ -8,7 +8,7 @@
 use super::Scope;
 use super::markdown::{self, Root};
 use crate::approval::ToolCategory;
-use crate::host_tools::HostTool;
+use crate::host_tools::{HostTool, ToolOutput};
 use agent_protocol::ToolDefinition;
 use async_trait::async_trait;
 use serde_json::json;
@@ -238,11 +238,11 @@ impl HostTool for LoadSkill {
         "the skills (.agent/skills, the user's skills folder)".to_string()
     }
 
-    async fn call(&self, arguments_json: &str) -> Result<String, String> {
+    async fn call(&self, arguments_json: &str) -> Result<ToolOutput, String> {
         let arguments: serde_json::Value =
             serde_json::from_str(arguments_json).map_err(|e| format!("the arguments are not JSON: {e}"))?;
         let name = arguments["name"].as_str().ok_or("name (a string) is required")?;
-        self.load(name, arguments["file"].as_str())
+        self.load(name, arguments["file"].as_str()).map(ToolOutput::from)
     }
 }
 
@@ -300,7 +300,7 @@ mod tests {
         );
 
         let tool = LoadSkill::new(skills);
-        let body = tool.call(r#"{"name":"pdf"}"#).await.unwrap();
+        let body = tool.call(r#"{"name":"pdf"}"#).await.unwrap().text;
         assert_eq!(
             body,
             "# PDF\nRun scripts/fill.py.\n\n[Files of this skill, loaded with load_skill and file: scripts/fill.py]"
@@ -308,7 +308,8 @@ mod tests {
         let script = tool
             .call(r#"{"name":"pdf","file":"scripts/fill.py"}"#)
             .await
-            .unwrap();
+            .unwrap()
+            .text;
         assert_eq!(script, "print('fill')\n");
         for file in ["../../../etc/passwd", "/etc/passwd"] {
             let call = format!(r#"{{"name":"pdf","file":"{file}"}}"#);

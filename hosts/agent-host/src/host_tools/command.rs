@@ -16,6 +16,7 @@ use crate::approval::ToolCategory;
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
 use crate::environments::process;
+use crate::host_tools::ToolOutput;
 use crate::host_tools::registry::HostTool;
 use crate::sandbox::Sandbox;
 use agent_protocol::ToolDefinition;
@@ -303,7 +304,7 @@ impl HostTool for CommandTool {
         }
     }
 
-    async fn call(&self, arguments_json: &str) -> Result<String, String> {
+    async fn call(&self, arguments_json: &str) -> Result<ToolOutput, String> {
         let arguments: Value =
             serde_json::from_str(arguments_json).map_err(|e| format!("invalid arguments: not JSON: {e}"))?;
         let argv = self.argv(&arguments)?;
@@ -326,6 +327,6 @@ impl HostTool for CommandTool {
         )
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
         let result = process.wait().await;
-        report(&result, timeout_ms)
+        report(&result, timeout_ms).map(ToolOutput::from)
     }
 }

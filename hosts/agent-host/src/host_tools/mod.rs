@@ -8,4 +8,5 @@ pub mod plugin;
 pub mod registry;
 
 pub use crate::approval::ToolCategory;
-pub use registry::{HostTool, HostTools};
+pub use crate::session_host::state::{ToolImage, ToolOutput};
+pub use registry::{HostTool, HostTools, ToolSource};

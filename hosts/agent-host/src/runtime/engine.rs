@@ -155,12 +155,18 @@ impl AgentRuntime {
         env: Arc<dyn Environment>,
         options: InstanceOptions,
     ) -> anyhow::Result<(AgentSession, mpsc::UnboundedReceiver<AgentEvent>)> {
-        for definition in self.tools.definitions() {
+        let (definitions, version) = self.tools.definitions_with_version();
+        // A configuration that names host tools already (a subagent's, from its parent's
+        // start) may hold some that are gone: such a session is given the current list with
+        // its first request; any other is told of changes after the version it was given.
+        let current = config.host_tools.is_empty();
+        for definition in definitions {
             if !config.host_tools.iter().any(|d| d.name == definition.name) {
                 config.host_tools.push(definition);
             }
         }
         let (mut store, instance, control, events) = self.instantiate_with(env.clone(), &options).await?;
+        store.data_mut().tools_version = if current { version } else { 0 };
         let session = instance.new_session(&mut store, &config).await?;
         self.add_subagents(&mut store, config, env);
         Ok((

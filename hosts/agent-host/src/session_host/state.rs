@@ -12,7 +12,7 @@ use crate::transport::response::ResponseHandle;
 use agent_protocol::ports::{
     Approval, ApprovalRequest, HttpRequest, LogLevel, SubagentRequest, SubagentResult, TransportError,
 };
-use agent_protocol::{EventData, EventKind};
+use agent_protocol::{EventData, EventKind, ToolDefinition};
 use async_trait::async_trait;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -20,13 +20,43 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::clocks::WasiClocksCtx;
 use wasmtime_wasi::random::WasiRandomCtx;
 
+/// An image a host tool shows the model; the core checks its format and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    /// The type the tool gives it (e.g. `image/png`).
+    pub media_type: String,
+    /// The encoded image, not base64.
+    pub data: Vec<u8>,
+}
+
+/// What a host tool returns to the model: text, and images for models that read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub images: Vec<ToolImage>,
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// The tools a host offers next to the profile's (plugins, command tools, native tools).
 #[async_trait]
 pub trait ToolHost: Send + Sync {
     /// The declared category of a host tool, for approvals; `None` for an unknown name.
     fn category(&self, name: &str) -> Option<ToolCategory>;
     /// Runs one; `Err` reaches the model as an error tool result.
-    async fn call(&self, name: &str, arguments_json: &str) -> Result<String, String>;
+    async fn call(&self, name: &str, arguments_json: &str) -> Result<ToolOutput, String>;
+    /// All the tools' definitions, with their version, when the version is not `seen` (the
+    /// list changed since a session was offered it); `None` otherwise.
+    async fn changes(&self, _seen: u64) -> Option<(u64, Vec<ToolDefinition>)> {
+        None
+    }
 }
 
 /// A host without tools of its own.
@@ -37,7 +67,7 @@ impl ToolHost for NoTools {
     fn category(&self, _: &str) -> Option<ToolCategory> {
         None
     }
-    async fn call(&self, name: &str, _: &str) -> Result<String, String> {
+    async fn call(&self, name: &str, _: &str) -> Result<ToolOutput, String> {
         Err(format!("no host tool named {name:?} is configured in this host"))
     }
 }
@@ -69,6 +99,8 @@ pub struct HostState {
     pub subagents: Option<Arc<dyn SubagentHost>>,
     /// Plugin and configured tools, called through `host-tools`.
     pub tools: Arc<dyn ToolHost>,
+    /// The version of `tools` the session was last offered ([`ToolHost::changes`]).
+    pub tools_version: u64,
     /// How tool calls are approved, with the session's memory of "always" answers
     /// (shared with its subagents).
     pub approvals: Arc<ApprovalPolicy>,
@@ -99,6 +131,7 @@ impl HostState {
             events,
             history: None,
             tools: Arc::new(NoTools),
+            tools_version: 0,
             subagents: None,
             approvals: Arc::new(ApprovalPolicy::default()),
             command_calls: CommandCalls::default(),
@@ -249,11 +282,24 @@ impl HostState {
 
     /// Runs a host tool. An interruption drops the call, which stops it (a command tool's
     /// process group is killed, a plugin's instance is discarded).
-    pub async fn call_tool(&mut self, name: &str, arguments_json: &str) -> Result<String, String> {
+    pub async fn call_tool(&mut self, name: &str, arguments_json: &str) -> Result<ToolOutput, String> {
         let control = self.control.clone();
         tokio::select! {
             result = self.tools.call(name, arguments_json) => result,
             _ = control.interrupted() => Err(format!("{name} was interrupted")),
         }
+    }
+
+    /// The host tools when they changed since the session was last offered them (reading
+    /// them again may ask a server; an interruption leaves that for the next ask).
+    pub async fn tool_changes(&mut self) -> Option<Vec<ToolDefinition>> {
+        let control = self.control.clone();
+        let changes = tokio::select! {
+            changes = self.tools.changes(self.tools_version) => changes,
+            _ = control.interrupted() => None,
+        };
+        let (version, definitions) = changes?;
+        self.tools_version = version;
+        Some(definitions)
     }
 }

@@ -148,7 +148,25 @@ impl host_tools::Host for HostState {
         _session_id: String,
         name: String,
         arguments_json: String,
-    ) -> Result<Result<String, String>> {
-        Ok(HostState::call_tool(self, &name, &arguments_json).await)
+    ) -> Result<Result<host_tools::ToolOutput, String>> {
+        Ok(HostState::call_tool(self, &name, &arguments_json)
+            .await
+            .map(|output| host_tools::ToolOutput {
+                text: output.text,
+                images: output
+                    .images
+                    .into_iter()
+                    .map(|image| host_tools::ToolImage {
+                        media_type: image.media_type,
+                        data: image.data,
+                    })
+                    .collect(),
+            }))
+    }
+
+    async fn changes(&mut self, _session_id: String) -> Result<Option<Vec<types::ToolDefinition>>> {
+        Ok(HostState::tool_changes(self)
+            .await
+            .map(|definitions| definitions.iter().map(Into::into).collect()))
     }
 }

@@ -1,10 +1,15 @@
 // Compiled (not run) by `npm test`: a web app using the package as documented must type-check
 // against src/index.d.ts and the types jco generated.
 
-import { AgentError, AgentSession, MemoryWorkspace, sessionConfig, type AgentEvent, type SubmitOutcome } from '../../src/index.js';
+import {
+  AgentError, AgentSession, McpServer, MemoryWorkspace, sessionConfig, type AgentEvent, type SubmitOutcome, type ToolSource,
+} from '../../src/index.js';
 
 export async function run(baseUrl: string, apiKey: string): Promise<SubmitOutcome> {
   const workspace = new MemoryWorkspace({ 'README.md': '# Hello\n', 'src/': null });
+  const docs = await McpServer.connect({ name: 'docs', url: new URL('https://mcp.example/mcp'), headers: { authorization: `Bearer ${apiKey}` }, timeoutMs: 30_000 });
+  const sources: ToolSource[] = [docs];
+  console.log(docs.name, docs.url, docs.generation(), docs.tools().map((tool) => tool.name));
   workspace.onChange((change) => console.log(change.kind, change.path, change.to ?? ''));
   const session = await AgentSession.open({
     workspace,
@@ -13,6 +18,7 @@ export async function run(baseUrl: string, apiKey: string): Promise<SubmitOutcom
       provider: 'anthropic',
       limits: { maxToolRoundsPerInput: 20 },
       tools: [{ name: 'now', description: 'The time.', call: () => new Date().toISOString() }],
+      toolSources: sources,
     },
     approve: ({ toolName }) => (toolName === 'write_file' ? true : `${toolName} needs a click`),
   });
@@ -36,6 +42,7 @@ export async function run(baseUrl: string, apiKey: string): Promise<SubmitOutcom
     const zip: Uint8Array = workspace.toZip();
     console.log(zip.length, sessionConfig({ provider: 'gemini' }).protocol, session.state);
     session.close();
+    await docs.close();
   }
 }
 

@@ -227,7 +227,7 @@ async fn values_reach_the_program_as_one_literal_argument_each() {
         "|| touch pwned",
         "",
     ] {
-        let output = tool.call(&json!({"x": hostile}).to_string()).await.unwrap();
+        let output = tool.call(&json!({"x": hostile}).to_string()).await.unwrap().text;
         assert_eq!(
             output,
             format!("argc=3\n[--name={hostile}]\n[{hostile}]\n[fixed]\n"),
@@ -251,7 +251,7 @@ async fn schema_violations_are_refused_before_anything_runs() {
     let tool = tool(&text, dir.path());
     let ok = json!({"kind": "pods", "name": "web", "count": 3});
     assert_eq!(
-        tool.call(&ok.to_string()).await.unwrap(),
+        tool.call(&ok.to_string()).await.unwrap().text,
         "argc=3\n[pods]\n[web]\n[3]\n"
     );
     for (arguments, expected) in [
@@ -301,7 +301,7 @@ async fn declared_variables_are_passed_and_credentials_are_not() {
     let dir = tempfile::tempdir().unwrap();
     let text = "name = \"e\"\ndescription = \"d\"\ncategory = \"read\"\ncmd = \"env\"\n\
                 env = { GREETING = \"hello there\", PASSED_KEY = \"key=${CMDTOOL_TEST_API_KEY}!\" }\n";
-    let output = tool(text, dir.path()).call("{}").await.unwrap();
+    let output = tool(text, dir.path()).call("{}").await.unwrap().text;
     let lines: Vec<&str> = output.lines().collect();
     assert!(lines.contains(&"GREETING=hello there"), "{output}");
     assert!(lines.contains(&"PASSED_KEY=key=sekrit-from-host!"), "{output}");
@@ -310,7 +310,7 @@ async fn declared_variables_are_passed_and_credentials_are_not() {
     // Under the core-only policy the ordinary host variable is gone too.
     let context = CommandToolContext::new(dir.path(), EnvPolicy::CoreOnly).unwrap();
     let core_only = CommandTool::new(spec(text), context).unwrap();
-    let output = core_only.call("{}").await.unwrap();
+    let output = core_only.call("{}").await.unwrap().text;
     assert!(output.contains("GREETING=hello there") && !output.contains("CMDTOOL_TEST_PLAIN"));
     let missing = "name = \"m\"\ndescription = \"d\"\ncategory = \"read\"\ncmd = \"env\"\n\
                    env = { TOKEN = \"${CMDTOOL_TEST_NEVER_SET}\" }\n";
@@ -326,7 +326,7 @@ async fn programs_run_in_the_workspace_without_a_shell() {
     let dir = tempfile::tempdir().unwrap();
     let pwd = "name = \"p\"\ndescription = \"d\"\ncategory = \"read\"\ncmd = \"pwd\"\n";
     assert_eq!(
-        tool(pwd, dir.path()).call("{}").await.unwrap(),
+        tool(pwd, dir.path()).call("{}").await.unwrap().text,
         format!("{}\n", std::fs::canonicalize(dir.path()).unwrap().display())
     );
     // A relative program path is under the workspace.
@@ -334,11 +334,14 @@ async fn programs_run_in_the_workspace_without_a_shell() {
     let relative =
         "name = \"r\"\ndescription = \"d\"\ncategory = \"read\"\ncmd = \"./show-argv\"\nargs = [\"a\"]\n";
     assert_eq!(
-        tool(relative, dir.path()).call("{}").await.unwrap(),
+        tool(relative, dir.path()).call("{}").await.unwrap().text,
         "argc=1\n[a]\n"
     );
     let silent = "name = \"s\"\ndescription = \"d\"\ncategory = \"read\"\ncmd = \"true\"\n";
-    assert_eq!(tool(silent, dir.path()).call("{}").await.unwrap(), "(no output)");
+    assert_eq!(
+        tool(silent, dir.path()).call("{}").await.unwrap().text,
+        "(no output)"
+    );
 }
 
 #[tokio::test]

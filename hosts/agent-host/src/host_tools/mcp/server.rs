@@ -3,33 +3,32 @@
 //! the tool timeout. A server that stops is started again once and the model told so; a
 //! second stop leaves it stopped, and its tools answer with that.
 
-use super::result::text_of;
+use super::notices::NotingListChanges;
+use super::result::output_of;
 use super::spec::McpServerSpec;
 use super::transport;
+use crate::host_tools::ToolOutput;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
-/// Answers the server's notifications: a changed tool list is noted, and read again before
-/// the server's next call.
+/// The client's side of the session. A changed tool list is noted by the transport
+/// ([`NotingListChanges`]), in order with the server's other messages, and read again before
+/// the server's next call or a session's next request.
 #[derive(Clone)]
-struct Handler {
-    tools_changed: Arc<AtomicBool>,
-}
+struct Handler;
 
 impl ClientHandler for Handler {
-    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
-        self.tools_changed.store(true, Ordering::SeqCst);
-    }
-
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             ClientCapabilities::default(),
@@ -53,6 +52,10 @@ pub struct McpServer {
     cwd: PathBuf,
     log: Option<PathBuf>,
     tools_changed: Arc<AtomicBool>,
+    /// Grows whenever the tool list read from the server changes.
+    generation: AtomicU64,
+    /// Set when listing its changed tools failed: not tried again before then.
+    listing_paused_until: std::sync::Mutex<Option<Instant>>,
     connection: Mutex<Connection>,
 }
 
@@ -74,6 +77,8 @@ impl McpServer {
             spec,
             cwd,
             tools_changed: Arc::new(AtomicBool::new(false)),
+            generation: AtomicU64::new(1),
+            listing_paused_until: std::sync::Mutex::new(None),
             connection: Mutex::new(Connection {
                 service: None,
                 tools: Vec::new(),
@@ -101,6 +106,19 @@ impl McpServer {
         self.log.as_deref()
     }
 
+    /// A number that grows whenever the tools it offers change.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Reads its tools again if it announced they changed; cheap when it did not.
+    pub async fn refresh_if_announced(&self) {
+        if self.tools_changed.load(Ordering::SeqCst) {
+            let mut connection = self.connection.lock().await;
+            self.refresh_tools(&mut connection).await;
+        }
+    }
+
     /// The tools it offers now (read again if it said its list changed).
     pub async fn tools(&self) -> Vec<Tool> {
         let mut connection = self.connection.lock().await;
@@ -109,7 +127,7 @@ impl McpServer {
     }
 
     /// Calls its tool `tool` with a JSON object of arguments.
-    pub async fn call(&self, tool: &str, arguments_json: &str) -> Result<String, String> {
+    pub async fn call(&self, tool: &str, arguments_json: &str) -> Result<ToolOutput, String> {
         let arguments = parse_arguments(arguments_json)?;
         let peer = {
             let mut connection = self.connection.lock().await;
@@ -146,8 +164,11 @@ impl McpServer {
             )),
             // A credential the server echoes (a variable it was given, a header) is not
             // handed on, as with command output.
-            Ok(Ok(result)) => text_of(result)
-                .map(|text| crate::secrets::redact_known(&text))
+            Ok(Ok(result)) => output_of(result)
+                .map(|mut output| {
+                    output.text = crate::secrets::redact_known(&output.text);
+                    output
+                })
                 .map_err(|text| crate::secrets::redact_known(&text)),
             Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => {
                 let mut connection = self.connection.lock().await;
@@ -175,19 +196,41 @@ impl McpServer {
     }
 
     async fn refresh_tools(&self, connection: &mut Connection) {
-        if !self.tools_changed.swap(false, Ordering::SeqCst) {
+        let paused = self
+            .listing_paused_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|until| Instant::now() < until);
+        if paused || !self.tools_changed.swap(false, Ordering::SeqCst) {
             return;
         }
-        if let Some(service) = &connection.service {
+        // Announced again unless the listing completes: one that fails, times out or is
+        // dropped (its session interrupted) is tried again later, never lost.
+        let mut pending = StillChanged(Some(&self.tools_changed));
+        let Some(service) = &connection.service else {
+            return;
+        };
+        let failure =
             match tokio::time::timeout(self.spec.startup_timeout(), list_tools(service.peer())).await {
-                Ok(Ok(tools)) => connection.tools = tools,
-                Ok(Err(error)) => tracing::warn!(
-                    "MCP server {}: listing its changed tools failed: {error}",
-                    self.name
-                ),
-                Err(_) => tracing::warn!("MCP server {}: listing its changed tools timed out", self.name),
-            }
-        }
+                Ok(Ok(tools)) => {
+                    pending.0 = None;
+                    self.replace_tools(connection, tools);
+                    return;
+                }
+                Ok(Err(error)) => format!("failed: {error}"),
+                Err(_) => "timed out".to_string(),
+            };
+        // A server that does not list its tools would otherwise hold up every request of
+        // every session for its start-up timeout.
+        *self
+            .listing_paused_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now() + LISTING_RETRY_PAUSE);
+        tracing::warn!(
+            "MCP server {}: listing its changed tools {failure}; trying again in {} s",
+            self.name,
+            LISTING_RETRY_PAUSE.as_secs()
+        );
     }
 
     /// Starts the server again after it stopped (`why`), once in its life; the second time
@@ -206,8 +249,15 @@ impl McpServer {
         );
         let (service, tools) = self.connect().await?;
         connection.service = Some(service);
-        connection.tools = tools;
+        self.replace_tools(connection, tools);
         Ok(())
+    }
+
+    fn replace_tools(&self, connection: &mut Connection, tools: Vec<Tool>) {
+        if connection.tools != tools {
+            connection.tools = tools;
+            self.generation.fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     fn stopped_for_good(&self) -> String {
@@ -235,22 +285,26 @@ impl McpServer {
                 self.log_note()
             )
         };
-        let handler = Handler {
-            tools_changed: self.tools_changed.clone(),
-        };
+        let handler = Handler;
         let timeout = self.spec.startup_timeout();
         let started = tokio::time::timeout(timeout, async {
             let service = match &self.spec.url {
                 Some(url) => {
                     let config = transport::http(&self.spec, url)?;
                     handler
-                        .serve(StreamableHttpClientTransport::from_config(config))
+                        .serve(NotingListChanges::new(
+                            StreamableHttpClientTransport::from_config(config),
+                            self.tools_changed.clone(),
+                        ))
                         .await
                 }
                 None => {
                     let stderr = self.open_log().map_err(|e| e.to_string())?;
                     handler
-                        .serve(transport::stdio(&self.spec, &self.cwd, stderr)?)
+                        .serve(NotingListChanges::new(
+                            transport::stdio(&self.spec, &self.cwd, stderr)?,
+                            self.tools_changed.clone(),
+                        ))
                         .await
                 }
             }
@@ -303,6 +357,20 @@ impl McpServer {
         Ok(file.into())
     }
 }
+
+/// Sets its flag again when dropped still holding it.
+struct StillChanged<'a>(Option<&'a AtomicBool>);
+
+impl Drop for StillChanged<'_> {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0 {
+            flag.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// How long a server whose changed tools could not be listed is left before trying again.
+const LISTING_RETRY_PAUSE: Duration = Duration::from_secs(30);
 
 /// Whether a connection's server is gone (its process ended or the session was closed).
 fn stopped(service: &Service) -> bool {

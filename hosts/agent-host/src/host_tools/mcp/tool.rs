@@ -3,6 +3,7 @@
 
 use super::server::McpServer;
 use crate::approval::ToolCategory;
+use crate::host_tools::ToolOutput;
 use crate::host_tools::registry::HostTool;
 use agent_protocol::ToolDefinition;
 use async_trait::async_trait;
@@ -81,7 +82,7 @@ impl HostTool for McpTool {
         format!("MCP server {}", self.server.name())
     }
 
-    async fn call(&self, arguments_json: &str) -> Result<String, String> {
+    async fn call(&self, arguments_json: &str) -> Result<ToolOutput, String> {
         self.server.call(&self.name, arguments_json).await
     }
 }

@@ -5,6 +5,7 @@ use super::limits::{PluginLimits, Usage, cap_output};
 use super::manifest::{self, Capability, Manifest};
 use crate::approval::ToolCategory;
 use crate::environments::environment::Environment;
+use crate::host_tools::ToolOutput;
 use crate::host_tools::registry::HostTool;
 use crate::wit::environment::{EnvView, EnvironmentHost};
 use crate::wit::plugin::{self as guest, DeclaredTool, GuestCall, ToolPlugin, ToolPluginPre};
@@ -319,7 +320,10 @@ impl HostTool for PluginTool {
         self.plugin.origin()
     }
 
-    async fn call(&self, arguments_json: &str) -> Result<String, String> {
-        self.plugin.execute(&self.definition.name, arguments_json).await
+    async fn call(&self, arguments_json: &str) -> Result<ToolOutput, String> {
+        self.plugin
+            .execute(&self.definition.name, arguments_json)
+            .await
+            .map(ToolOutput::from)
     }
 }
