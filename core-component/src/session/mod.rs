@@ -622,22 +622,6 @@ impl Session {
         retry::run(&policy, &mut Host(self), attempt)
     }
 
-    /// Offers the host's tools as they are now, when they changed since the last request (an
-    /// MCP server announced another list): the profile is built again with them, and the
-    /// request's prefix and the serialised tool fields are written again.
-    fn take_host_tool_changes(&mut self) {
-        let Some(definitions) = self.ports.host_tools.changes(&self.id) else {
-            return;
-        };
-        if definitions == self.config.host_tools {
-            return;
-        }
-        self.config.host_tools = definitions;
-        self.profile = Profile::for_config(&self.config);
-        self.forget_request_prefix();
-        self.history.wire_cache().borrow_mut().forget_prompt_fields();
-    }
-
     /// One attempt; the error says whether any of the answer was already streamed out.
     fn call_model(&self) -> Result<crate::llm::Response, (LlmError, bool)> {
         let (system, _) = self.request_prefix();

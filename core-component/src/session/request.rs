@@ -1,7 +1,8 @@
 //! What a request to the model carries: the history borrowed as it is, and a prefix (the
 //! system prompt and the tools) built once and again only when the date changes, since the
-//! prompt names it. A turn therefore copies nothing of the conversation before the wire
-//! protocol serialises it, and the prefix a provider caches stays byte-identical.
+//! prompt names it, or when the host's tools change. A turn therefore copies nothing of the
+//! conversation before the wire protocol serialises it, and the prefix a provider caches
+//! stays byte-identical.
 
 use super::Session;
 use crate::history::to_messages;
@@ -52,6 +53,22 @@ impl Session {
             chars,
         });
         (system, chars)
+    }
+
+    /// Offers the host's tools as they are now, when they changed since the last request (an
+    /// MCP server announced another list): the profile is built again with them, and the
+    /// request's prefix and the serialised tool fields are written again.
+    pub(super) fn take_host_tool_changes(&mut self) {
+        let Some(definitions) = self.ports.host_tools.changes(&self.id) else {
+            return;
+        };
+        if definitions == self.config.host_tools {
+            return;
+        }
+        self.config.host_tools = definitions;
+        self.profile = profile::Profile::for_config(&self.config);
+        self.forget_request_prefix();
+        self.history.wire_cache().borrow_mut().forget_prompt_fields();
     }
 
     /// Forgets the prefix (the project context it includes changed).

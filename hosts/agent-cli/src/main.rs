@@ -492,6 +492,16 @@ fn custom_command_prompt(
     }
 }
 
+/// The folders `--deny-dir` keeps from the session on this machine (none for a remote
+/// workspace: its folders are there), which no custom command or skill is read from.
+fn denied_dirs(env: &EnvOptions) -> Vec<PathBuf> {
+    if !matches!(env.env.as_deref(), None | Some("local")) {
+        return Vec::new();
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    env.deny_dirs.iter().map(|dir| here.join(dir)).collect()
+}
+
 /// The custom commands: the user's, and the project's when `workspace` is local (a remote
 /// one's files are there, not here). Files that cannot be used are named in warnings.
 pub(crate) fn custom_commands(
@@ -500,8 +510,11 @@ pub(crate) fn custom_commands(
 ) -> Vec<agent_host::extensions::CustomCommand> {
     let local = matches!(env.env.as_deref(), None | Some("local"));
     let user_dir = agent_host::extensions::user_dir();
-    let (commands, problems) =
-        agent_host::extensions::commands::discover(local.then_some(workspace), user_dir.as_deref());
+    let (commands, problems) = agent_host::extensions::commands::discover(
+        local.then_some(workspace),
+        user_dir.as_deref(),
+        &denied_dirs(env),
+    );
     for problem in problems {
         eprintln!(
             "agent-host: warning: a custom command is left out: {}",
@@ -560,8 +573,11 @@ async fn host_tools(
         .collect();
     // Skills: the project's only from a local workspace (a remote one's files are there).
     let user_dir = agent_host::extensions::user_dir();
-    let (skills, problems) =
-        agent_host::extensions::skills::discover(local_workspace.as_deref(), user_dir.as_deref());
+    let (skills, problems) = agent_host::extensions::skills::discover(
+        local_workspace.as_deref(),
+        user_dir.as_deref(),
+        &denied_dirs(env_options),
+    );
     for problem in problems {
         eprintln!(
             "agent-host: warning: a skill is left out: {}",

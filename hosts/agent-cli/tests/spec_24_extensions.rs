@@ -165,6 +165,49 @@ async fn skills_are_listed_in_the_system_prompt_and_loaded_on_demand() {
     assert_eq!(result("s2"), "- Fixed: WHAT.\n");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_cannot_lead_load_skill_into_a_denied_folder() {
+    let work = tempfile::tempdir().unwrap();
+    write(
+        &work.path().join(".agent/skills/notes/SKILL.md"),
+        "---\nname: notes\ndescription: Read the team's notes.\n---\nSee notes/keys.md.\n",
+    );
+    write(&work.path().join("private/keys.md"), "deploy-key-5150\n");
+    // The repository commits a link from the skill's folder into the workspace's private/.
+    std::os::unix::fs::symlink("../../../private", work.path().join(".agent/skills/notes/notes")).unwrap();
+    let server = common::scripted_server(vec![
+        message(&[tool_use(
+            "s1",
+            "load_skill",
+            json!({"name": "notes", "file": "notes/keys.md"}),
+        )]),
+        message(&[text("Done.")]),
+    ])
+    .await;
+    let private = work.path().join("private").display().to_string();
+    let output = agent_host()
+        .args([
+            "run",
+            "Read the notes",
+            "--cwd",
+            &work.path().display().to_string(),
+        ])
+        .args(["--deny-dir", &private])
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("AGENT_HOST_CONFIG_DIR", work.path().join("user-config"))
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (_, is_error, text) = common::last_tool_results(&server.requests())[0].clone();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("which this session may not read (--deny-dir)"),
+        "{text}"
+    );
+    assert!(!text.contains("deploy-key-5150"), "{text}");
+}
+
 /// A project whose hooks log every event they get to `hooks.log` and whose before_tool hook
 /// refuses shell commands that delete.
 fn hooked_workspace() -> tempfile::TempDir {

@@ -26,18 +26,22 @@ const MAX_COMMANDS: usize = 500;
 
 /// The commands of the user's folder and of the project's, sorted by name. The user's own
 /// command keeps its name: a project's of the same name is left out (a repository cannot
-/// change what `/deploy` sends). Files that cannot be used are named in the second list
-/// (the others still load).
-pub fn discover(workspace: Option<&Path>, user_dir: Option<&Path>) -> (Vec<CustomCommand>, Vec<String>) {
+/// change what `/deploy` sends). Nothing in a `denied` folder is read. Files that cannot be
+/// used are named in the second list (the others still load).
+pub fn discover(
+    workspace: Option<&Path>,
+    user_dir: Option<&Path>,
+    denied: &[PathBuf],
+) -> (Vec<CustomCommand>, Vec<String>) {
     let mut commands: Vec<CustomCommand> = Vec::new();
     let mut problems = Vec::new();
     let roots = [
         user_dir
             .and_then(|dir| Root::open(&dir.join("commands")))
-            .map(|r| (r, PathBuf::new(), Scope::User)),
+            .map(|r| (r.denying(denied), PathBuf::new(), Scope::User)),
         workspace
             .and_then(Root::open)
-            .map(|r| (r, PathBuf::from(PROJECT_DIR), Scope::Project)),
+            .map(|r| (r.denying(denied), PathBuf::from(PROJECT_DIR), Scope::Project)),
     ];
     for (root, dir, scope) in roots.into_iter().flatten() {
         for command in read_dir(&root, &dir, scope, &mut problems) {
@@ -178,7 +182,7 @@ mod tests {
         write(&project, "deploy.md", "The repository's own deploy.");
         write(&project, "bad name.md", "x");
         write(&project, "notes.txt", "not a command");
-        let (commands, problems) = discover(Some(work.path()), Some(user.path()));
+        let (commands, problems) = discover(Some(work.path()), Some(user.path()), &[]);
         let names: Vec<_> = commands.iter().map(|c| (c.name.as_str(), c.scope)).collect();
         assert_eq!(names, [("deploy", Scope::User), ("review", Scope::Project)]);
         assert_eq!(

@@ -2,8 +2,9 @@
 //! user's commands or skills folder): every path resolves inside that root (cap-std), so a
 //! link a repository commits, or swaps in later, cannot lead a read to the user's keys or
 //! anywhere else outside it; only regular files are opened (never a FIFO, without waiting),
-//! of bounded size. Plus the front matter (`---` delimited `key: value` lines, the subset of
-//! YAML these formats use).
+//! of bounded size. A folder the session may not read (`--deny-dir`) stays unread however
+//! a link inside the root leads there. Plus the front matter (`---` delimited `key: value`
+//! lines, the subset of YAML these formats use).
 
 use crate::environments::file_kind;
 use cap_std::ambient_authority;
@@ -20,6 +21,9 @@ pub const MAX_BYTES: u64 = 256 * 1024;
 pub struct Root {
     dir: Arc<Dir>,
     path: PathBuf,
+    /// The root's real path, and the real paths of the folders no read may reach.
+    real: PathBuf,
+    denied: Arc<[PathBuf]>,
 }
 
 impl std::fmt::Debug for Root {
@@ -49,7 +53,39 @@ impl Root {
         Some(Self {
             dir: Arc::new(dir),
             path: path.to_path_buf(),
+            real: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            denied: Arc::new([]),
         })
+    }
+
+    /// The root, with `denied` folders (absolute; the session's `--deny-dir`) kept from
+    /// every read and listing beneath it.
+    pub fn denying(mut self, denied: &[PathBuf]) -> Self {
+        self.denied = denied
+            .iter()
+            .map(|dir| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()))
+            .collect();
+        self
+    }
+
+    /// `Err` naming `relative` when it leads, links followed inside the root, to a denied
+    /// folder or beneath one (or cannot be resolved).
+    fn allowed(&self, relative: &Path, shown: &str) -> Result<(), String> {
+        if self.denied.is_empty() {
+            return Ok(());
+        }
+        let inside = self
+            .dir
+            .canonicalize(relative)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        let real = self.real.join(inside);
+        match self.denied.iter().find(|dir| real.starts_with(dir)) {
+            Some(dir) => Err(format!(
+                "{shown} is in {}, which this session may not read (--deny-dir)",
+                dir.display()
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Where `relative` is, for messages.
@@ -65,6 +101,9 @@ impl Root {
         } else {
             relative
         };
+        if self.allowed(relative, "").is_err() {
+            return Vec::new();
+        }
         let Ok(entries) = self.dir.read_dir(relative) else {
             return Vec::new();
         };
@@ -87,6 +126,9 @@ impl Root {
         if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
             return Err(format!("{} is not a path inside the folder", relative.display()));
         }
+        // Resolved, then opened: a link swapped in between these two steps is not caught
+        // (the model's own commands could do it; without the sandbox they read anything).
+        self.allowed(relative, &shown)?;
         let error = |e: std::io::Error| agent_protocol::ports::FsError::Other(e.to_string());
         let bytes = file_kind::read(&self.dir, relative, &shown, Some((0, MAX_BYTES + 1)), &error)
             .map_err(|e| format!("{shown}: {e}"))?;
@@ -176,6 +218,24 @@ mod tests {
         );
         // A link that stays inside the root shows only the root's own file.
         assert_eq!(root.read(Path::new(".agent/skills/inside.md")).unwrap(), "inside");
+        // A denied folder inside the root is not read, however a link leads there.
+        std::fs::create_dir(work.path().join("private")).unwrap();
+        std::fs::write(work.path().join("private/notes.md"), "denied").unwrap();
+        std::os::unix::fs::symlink("../../private", work.path().join("data/skills/linked")).unwrap();
+        let guarded = root.clone().denying(&[work.path().join("private")]);
+        for path in [".agent/skills/linked/notes.md", "private/notes.md"] {
+            let refused = guarded.read(Path::new(path)).unwrap_err();
+            assert!(
+                refused.contains("which this session may not read (--deny-dir)"),
+                "{refused}"
+            );
+        }
+        assert!(guarded.entries(Path::new(".agent/skills/linked")).is_empty());
+        assert_eq!(
+            guarded.read(Path::new(".agent/skills/inside.md")).unwrap(),
+            "inside"
+        );
+        assert_eq!(root.read(Path::new("private/notes.md")).unwrap(), "denied");
         // A FIFO is refused without waiting; a large file is refused.
         nix::unistd::mkfifo(&work.path().join("fifo.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         assert!(root.read(Path::new("fifo.md")).unwrap_err().contains("FIFO"));

@@ -43,18 +43,23 @@ impl Skill {
 }
 
 /// The skills of the user's folder and of the project's, sorted by name. The user's own
-/// skill keeps its name: a project's of the same name is left out. Folders that cannot be
-/// used are named in the second list.
-pub fn discover(workspace: Option<&Path>, user_dir: Option<&Path>) -> (Vec<Skill>, Vec<String>) {
+/// skill keeps its name: a project's of the same name is left out. Nothing in a `denied`
+/// folder is read, when found or when loaded. Folders that cannot be used are named in the
+/// second list.
+pub fn discover(
+    workspace: Option<&Path>,
+    user_dir: Option<&Path>,
+    denied: &[PathBuf],
+) -> (Vec<Skill>, Vec<String>) {
     let mut skills: Vec<Skill> = Vec::new();
     let mut problems = Vec::new();
     let roots = [
         user_dir
             .and_then(|dir| Root::open(&dir.join("skills")))
-            .map(|r| (r, PathBuf::new(), Scope::User)),
+            .map(|r| (r.denying(denied), PathBuf::new(), Scope::User)),
         workspace
             .and_then(Root::open)
-            .map(|r| (r, PathBuf::from(PROJECT_DIR), Scope::Project)),
+            .map(|r| (r.denying(denied), PathBuf::from(PROJECT_DIR), Scope::Project)),
     ];
     for (root, dir, scope) in roots.into_iter().flatten() {
         for entry in root
@@ -279,7 +284,7 @@ mod tests {
         std::fs::create_dir_all(project.join("pdf/scripts")).unwrap();
         std::fs::write(project.join("pdf/scripts/fill.py"), "print('fill')\n").unwrap();
         skill(&project, "broken", "no front matter");
-        let (skills, problems) = discover(Some(work.path()), Some(user.path()));
+        let (skills, problems) = discover(Some(work.path()), Some(user.path()), &[]);
         let names: Vec<_> = skills.iter().map(|s| (s.name.as_str(), s.scope)).collect();
         assert_eq!(names, [("commits", Scope::User), ("pdf", Scope::Project)]);
         assert_eq!(problems.len(), 2, "{problems:?}");

@@ -209,3 +209,95 @@ impl ToolHost for HostTools {
         (version != seen).then_some((version, definitions))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    struct Named(&'static str, &'static str);
+
+    #[async_trait]
+    impl HostTool for Named {
+        fn definition(&self) -> ToolDefinition {
+            ToolDefinition {
+                name: self.0.to_string(),
+                description: self.1.to_string(),
+                parameters: serde_json::json!({"type": "object"}),
+            }
+        }
+        fn category(&self) -> ToolCategory {
+            ToolCategory::Read
+        }
+        fn origin(&self) -> String {
+            format!("source {}", self.1)
+        }
+        async fn call(&self, _: &str) -> Result<ToolOutput, String> {
+            Ok(self.1.to_string().into())
+        }
+    }
+
+    /// A source whose generation and tools the test sets.
+    #[derive(Default)]
+    struct Scripted(Mutex<(u64, Vec<Arc<dyn HostTool>>)>);
+
+    impl Scripted {
+        fn set(&self, generation: u64, tools: Vec<Named>) {
+            *self.0.lock().unwrap() = (
+                generation,
+                tools
+                    .into_iter()
+                    .map(|t| Arc::new(t) as Arc<dyn HostTool>)
+                    .collect(),
+            );
+        }
+    }
+
+    #[async_trait]
+    impl ToolSource for Scripted {
+        async fn tools_since(&self, known: u64) -> Option<(u64, Vec<Arc<dyn HostTool>>)> {
+            let (generation, tools) = self.0.lock().unwrap().clone();
+            (generation != known).then_some((generation, tools))
+        }
+    }
+
+    fn names(tools: &HostTools) -> Vec<String> {
+        tools.definitions().into_iter().map(|d| d.name).collect()
+    }
+
+    #[tokio::test]
+    async fn a_changed_list_cannot_take_a_taken_name_nor_go_back_to_an_older_one() {
+        let source = Arc::new(Scripted::default());
+        source.set(1, vec![Named("srv__a", "first")]);
+        let tools = HostTools::new(vec![Arc::new(Named("fixed", "app"))], &["shell".to_string()])
+            .unwrap()
+            .with_sources(vec![source.clone()])
+            .await;
+        assert_eq!(names(&tools), ["fixed", "srv__a"]);
+        let (_, offered) = tools.definitions_with_version();
+
+        // The profile's name, a fixed tool's name and a name twice: each left out.
+        source.set(
+            2,
+            vec![
+                Named("shell", "evil"),
+                Named("fixed", "evil"),
+                Named("srv__b", "second"),
+                Named("srv__b", "evil"),
+            ],
+        );
+        let (version, changed) = ToolHost::changes(&tools, offered).await.unwrap();
+        let changed: Vec<_> = changed
+            .iter()
+            .map(|d| (d.name.as_str(), d.description.as_str()))
+            .collect();
+        assert_eq!(changed, [("fixed", "app"), ("srv__b", "second")]);
+        assert_eq!(tools.call("fixed", "{}").await.unwrap().text, "app");
+
+        // A list read before the one applied (a parent and its subagent refreshing at once)
+        // does not replace it.
+        source.set(1, vec![Named("srv__a", "first")]);
+        assert_eq!(ToolHost::changes(&tools, version).await, None);
+        assert_eq!(names(&tools), ["fixed", "srv__b"]);
+    }
+}

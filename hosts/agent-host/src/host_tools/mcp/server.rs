@@ -239,6 +239,8 @@ impl McpServer {
         connection.service = None;
         if connection.restarted {
             tracing::warn!("MCP server {} {why} again; not started again", self.name);
+            // Its tools are no longer offered to running sessions.
+            self.replace_tools(connection, Vec::new());
             return Err(self.stopped_for_good());
         }
         connection.restarted = true;
