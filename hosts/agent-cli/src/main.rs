@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod batch;
 mod chat;
 mod config_cmd;
 mod event_view;
@@ -151,6 +152,10 @@ enum Command {
     /// Serve agent-host as an MCP server on stdio: one tool, agent_host, that runs a task
     /// in a new session and returns its final answer (as `codex mcp-server`).
     McpServer(mcp_cmd::McpServerArgs),
+    /// Run many tasks (TASKS.jsonl, one JSON object per line), --jobs at a time, each in its
+    /// own copy of its workspace; results, patches and event logs go to --out, and a re-run
+    /// skips the tasks that finished.
+    Batch(batch::BatchArgs),
     /// MCP servers configured as [mcp_servers.NAME] in config.toml.
     Mcp {
         #[command(subcommand)]
@@ -264,6 +269,7 @@ async fn async_main() -> ExitCode {
         } => profile(component, provider, model, env, json).await,
         Command::Chat(args) => chat::run(component, args).await,
         Command::McpServer(args) => mcp_cmd::serve(component, args).await,
+        Command::Batch(args) => batch::run(component, args).await,
         Command::Sessions(args) => sessions::list(args),
         Command::Resume(args) => sessions::resume(component, args).await,
         Command::Plugin { .. }
@@ -363,21 +369,19 @@ async fn run(
         Ok(env) => env,
         Err(message) => return fail(exit::USAGE, message),
     };
-    let extras = match host_tools(env.clone(), &env_options, &plugin_options).await {
-        Ok(extras) => extras,
-        Err(message) => return fail(exit::USAGE, message),
-    };
-    let host = match build_host(
+    let mut config = settings.session_config(&target);
+    let host = match host_for(
         &component,
         settings.endpoints.clone(),
-        Some(approvals),
-        extras.tools,
-        extras.sources,
+        approvals,
+        (env.clone(), &env_options),
+        &plugin_options,
+        &mut config,
     )
     .await
     {
         Ok(host) => host,
-        Err(message) => return fail(exit::AGENT_ERROR, message),
+        Err((code, message)) => return fail(code, message),
     };
     // For the message if the endpoint rejects the credentials.
     let credential_hint = host.endpoints().get(&provider).map(|e| {
@@ -386,8 +390,6 @@ async fn run(
             e.base_url, e.key_var
         )
     });
-    let mut config = settings.session_config(&target);
-    config.user_instructions = extras.instructions;
     let options = SessionOptions {
         config: Some(config),
         environment: Some(env),
@@ -537,6 +539,25 @@ pub(crate) fn load_settings(
         eprintln!("agent-host: warning: {}", terminal_text::one_line(&warning));
     }
     Ok(settings)
+}
+
+/// A host offering the configured host tools to sessions in `env`, with `config` given the
+/// prompt's skills section; a mistake in the tools' configuration is a usage error.
+pub(crate) async fn host_for(
+    component: &Path,
+    endpoints: Endpoints,
+    policy: ApprovalPolicy,
+    (env, env_options): (Arc<dyn Environment>, &EnvOptions),
+    plugins: &PluginOptions,
+    config: &mut agent_protocol::SessionConfig,
+) -> Result<Host, (u8, String)> {
+    let extras = host_tools(env, env_options, plugins)
+        .await
+        .map_err(|message| (exit::USAGE, message))?;
+    config.user_instructions = extras.instructions;
+    build_host(component, endpoints, Some(policy), extras.tools, extras.sources)
+        .await
+        .map_err(|message| (exit::AGENT_ERROR, message))
 }
 
 /// What a session gets from the configuration and the extension folders: host tools

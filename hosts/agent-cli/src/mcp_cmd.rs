@@ -148,18 +148,14 @@ async fn prepare_server(
     let policy = settings.approval_policy(None, env_options.allow_dangerous_commands);
     let env = env_options.build().await.map_err(usage)?;
     let mut config = settings.session_config(&target);
-    let extras = crate::host_tools(env.clone(), &env_options, &args.plugins)
-        .await
-        .map_err(usage)?;
-    config.user_instructions = extras.instructions;
-    let host = crate::build_host(
+    let host = crate::host_for(
         component,
         settings.endpoints.clone(),
-        Some(policy),
-        extras.tools,
-        extras.sources,
+        policy,
+        (env.clone(), &env_options),
+        &args.plugins,
+        &mut config,
     )
-    .await
-    .map_err(|message| (crate::exit::AGENT_ERROR, message))?;
+    .await?;
     Ok(agent_host::embed::mcp_server::AgentServer::new(host, config, env))
 }

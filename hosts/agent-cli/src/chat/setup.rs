@@ -70,13 +70,15 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
     let env = env_options.build().await.map_err(usage)?;
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
     let mut config = settings.session_config(&target);
-    let extras = crate::host_tools(env.clone(), &env_options, &args.plugins)
-        .await
-        .map_err(usage)?;
-    config.user_instructions = extras.instructions;
-    let host = crate::build_host(component, endpoints, Some(policy), extras.tools, extras.sources)
-        .await
-        .map_err(|message| (exit::AGENT_ERROR, message))?;
+    let host = crate::host_for(
+        component,
+        endpoints,
+        policy,
+        (env.clone(), &env_options),
+        &args.plugins,
+        &mut config,
+    )
+    .await?;
     Ok(Prepared {
         host,
         config,

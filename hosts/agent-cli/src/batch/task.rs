@@ -1,0 +1,184 @@
+//! A batch's tasks: one JSON object per line of TASKS.jsonl, all read and checked before any
+//! runs, each mistake naming its line.
+
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// One task of a batch.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    /// Names the task's folder in the output (letters, digits, `-`, `_`, `.`; at most 100).
+    pub id: String,
+    /// What the agent is asked to do.
+    pub instruction: String,
+    /// Where its workspace comes from.
+    pub workspace: Source,
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub limits: Limits,
+    /// The command sandbox: `workspace-write` (the default), `read-only` or
+    /// `danger-full-access`.
+    #[serde(default)]
+    pub sandbox: Option<String>,
+}
+
+/// A task's workspace: a folder to copy, or a git repository to clone (at `rev`, else its
+/// default branch).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    #[serde(default)]
+    pub git: Option<String>,
+    #[serde(default)]
+    pub rev: Option<String>,
+}
+
+/// Limits of a task's session; unset ones keep the configuration's.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    pub max_turns: Option<u32>,
+    pub max_tool_rounds: Option<u32>,
+    pub max_session_tokens: Option<u64>,
+    pub max_cost_cents: Option<u32>,
+}
+
+/// The tasks of `text` (the file `file`); a relative `dir` is taken from the file's folder.
+pub fn parse(text: &str, file: &Path) -> Result<Vec<Task>, String> {
+    let base = file.parent().unwrap_or(Path::new("."));
+    let mut tasks = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |why: String| format!("{} line {}: {why}", file.display(), index + 1);
+        let mut task: Task = serde_json::from_str(line).map_err(|e| at(format!("not a task: {e}")))?;
+        check(&task).map_err(at)?;
+        if !ids.insert(task.id.clone()) {
+            return Err(at(format!("the id {:?} is used twice", task.id)));
+        }
+        if let Some(dir) = &task.workspace.dir {
+            task.workspace.dir = Some(base.join(dir));
+        }
+        tasks.push(task);
+    }
+    if tasks.is_empty() {
+        return Err(format!("{} holds no task", file.display()));
+    }
+    Ok(tasks)
+}
+
+fn check(task: &Task) -> Result<(), String> {
+    let id_ok = (1..=100).contains(&task.id.len())
+        && !task.id.starts_with('.')
+        && task
+            .id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !id_ok {
+        return Err(format!(
+            "the id {:?} cannot name a folder: use letters, digits, '-', '_' and '.' (at most 100, \
+             not starting with '.')",
+            task.id
+        ));
+    }
+    if task.instruction.trim().is_empty() {
+        return Err("the instruction is empty".to_string());
+    }
+    let source = &task.workspace;
+    match (&source.dir, &source.git) {
+        (Some(_), None) if source.rev.is_some() => {
+            return Err("workspace.rev goes with workspace.git, not workspace.dir".to_string());
+        }
+        (Some(_), None) | (None, Some(_)) => {}
+        _ => {
+            return Err(
+                "the workspace names either dir (a folder to copy) or git (a repository to clone)"
+                    .to_string(),
+            );
+        }
+    }
+    // Neither may pass as an option to git.
+    for (what, value) in [("git", &source.git), ("rev", &source.rev)] {
+        if value
+            .as_deref()
+            .is_some_and(|v| v.starts_with('-') || v.is_empty())
+        {
+            return Err(format!(
+                "workspace.{what} {value:?} is not a repository or revision"
+            ));
+        }
+    }
+    if let Some(mode) = &task.sandbox {
+        mode.parse::<agent_host::sandbox::SandboxMode>()
+            .map_err(|e| format!("sandbox: {e}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn tasks_are_read_with_their_defaults_and_each_mistake_names_its_line() {
+        let file = Path::new("/runs/tasks.jsonl");
+        let tasks = parse(
+            "{\"id\": \"a\", \"instruction\": \"Fix it\", \"workspace\": {\"dir\": \"repos/a\"}}\n\n\
+             {\"id\": \"b\", \"instruction\": \"Go\", \"workspace\": {\"git\": \"/srv/b.git\", \"rev\": \"v1\"}, \
+             \"provider\": \"openai\", \"limits\": {\"max_turns\": 5}, \"sandbox\": \"read-only\"}\n",
+            file,
+        )
+        .unwrap();
+        assert_eq!(
+            tasks[0].workspace.dir.as_deref(),
+            Some(Path::new("/runs/repos/a"))
+        );
+        assert_eq!(tasks[1].limits.max_turns, Some(5));
+        assert_eq!(tasks[1].workspace.rev.as_deref(), Some("v1"));
+        let mistakes = [
+            (
+                "{\"id\": \"../x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}}",
+                "cannot name a folder",
+            ),
+            (
+                "{\"id\": \"x\", \"instruction\": \" \", \"workspace\": {\"dir\": \"d\"}}",
+                "the instruction is empty",
+            ),
+            (
+                "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {}}",
+                "either dir",
+            ),
+            (
+                "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"git\": \"--upload-pack=x\"}}",
+                "not a repository",
+            ),
+            (
+                "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}, \"sandbox\": \"none\"}",
+                "sandbox:",
+            ),
+            (
+                "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}, \"limit\": {}}",
+                "unknown field",
+            ),
+            ("not json", "not a task"),
+        ];
+        for (line, expected) in mistakes {
+            let error = parse(&format!("\n{line}\n"), file).unwrap_err();
+            assert!(error.starts_with("/runs/tasks.jsonl line 2: "), "{error}");
+            assert!(error.contains(expected), "{error}");
+        }
+        let twice = "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}}\n";
+        assert!(parse(&twice.repeat(2), file).unwrap_err().contains("used twice"));
+        assert!(parse("\n", file).unwrap_err().contains("holds no task"));
+    }
+}

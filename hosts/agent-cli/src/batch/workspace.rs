@@ -1,0 +1,221 @@
+//! A task's workspace: its own copy of a folder, or a clone of a repository at a revision;
+//! and what the task changed in it, as a patch `git apply` takes.
+
+use super::task::Source;
+use similar::TextDiff;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Fills `dest` (not existing yet) from `source`.
+pub fn prepare(source: &Source, dest: &Path) -> Result<(), String> {
+    match (&source.dir, &source.git) {
+        (Some(dir), _) => {
+            if !dir.is_dir() {
+                return Err(format!("workspace.dir {} is not a folder", dir.display()));
+            }
+            copy_tree(dir, dest, false)
+        }
+        (None, Some(url)) => clone(url, source.rev.as_deref(), dest),
+        (None, None) => Err("the task names no workspace".to_string()),
+    }
+}
+
+/// `git clone` then `git checkout`, with only the transports a repository address should
+/// use (never `ext::`, which runs a command) and no prompt for credentials.
+fn clone(url: &str, rev: Option<&str>, dest: &Path) -> Result<(), String> {
+    let git = |args: &[&std::ffi::OsStr]| {
+        let output = Command::new("git")
+            .args(args)
+            .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .output()
+            .map_err(|e| format!("cannot run git: {e}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&output.stderr).trim().to_string())
+        }
+    };
+    git(&[
+        "clone".as_ref(),
+        "--quiet".as_ref(),
+        "--".as_ref(),
+        url.as_ref(),
+        dest.as_os_str(),
+    ])
+    .map_err(|e| format!("cannot clone {url}: {e}"))?;
+    if let Some(rev) = rev {
+        git(&[
+            "-C".as_ref(),
+            dest.as_os_str(),
+            "checkout".as_ref(),
+            "--quiet".as_ref(),
+            "--detach".as_ref(),
+            rev.as_ref(),
+        ])
+        .map_err(|e| format!("cannot check out {rev} of {url}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Copies the folder `from` to `to`: files with their permissions, links as links (never
+/// followed); `.git` folders too unless `skip_git`.
+pub fn copy_tree(from: &Path, to: &Path, skip_git: bool) -> Result<(), String> {
+    let failed = |what: &Path, e: std::io::Error| format!("cannot copy {}: {e}", what.display());
+    std::fs::create_dir_all(to).map_err(|e| failed(to, e))?;
+    let entries = std::fs::read_dir(from).map_err(|e| failed(from, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| failed(from, e))?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().map_err(|e| failed(&source, e))?;
+        if kind.is_dir() {
+            if skip_git && entry.file_name() == ".git" {
+                continue;
+            }
+            copy_tree(&source, &target, skip_git)?;
+        } else if kind.is_symlink() {
+            let link = std::fs::read_link(&source).map_err(|e| failed(&source, e))?;
+            std::os::unix::fs::symlink(link, &target).map_err(|e| failed(&source, e))?;
+        } else if kind.is_file() {
+            std::fs::copy(&source, &target).map_err(|e| failed(&source, e))?;
+        }
+        // Sockets, FIFOs and devices are not a repository's content.
+    }
+    Ok(())
+}
+
+/// The files under `root` a diff compares: regular files, `.gitignore`d ones and `.git`
+/// left out (as `git diff` would), relative to `root`.
+fn files(root: &Path) -> BTreeSet<PathBuf> {
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .require_git(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|entry| entry.path().strip_prefix(root).ok().map(Path::to_path_buf))
+        .collect()
+}
+
+/// What changed from `before` to `after`: a unified diff with git's headers (new and
+/// deleted files marked, binary files named), and the changed files' paths.
+pub fn changes(before: &Path, after: &Path) -> (String, Vec<String>) {
+    let paths: BTreeSet<PathBuf> = files(before).into_iter().chain(files(after)).collect();
+    let mut patch = String::new();
+    let mut changed = Vec::new();
+    for path in paths {
+        let old = std::fs::read(before.join(&path)).ok();
+        let new = std::fs::read(after.join(&path)).ok();
+        if old == new {
+            continue;
+        }
+        let name = path.display().to_string();
+        patch.push_str(&file_diff(&name, old.as_deref(), new.as_deref()));
+        changed.push(name);
+    }
+    (patch, changed)
+}
+
+fn file_diff(name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> String {
+    let mut out = format!("diff --git a/{name} b/{name}\n");
+    match (old, new) {
+        (None, Some(_)) => out.push_str("new file mode 100644\n"),
+        (Some(_), None) => out.push_str("deleted file mode 100644\n"),
+        _ => {}
+    }
+    let (Ok(old_text), Ok(new_text)) = (text_of(old), text_of(new)) else {
+        out.push_str(&format!("Binary files a/{name} and b/{name} differ\n"));
+        return out;
+    };
+    let old_header = if old.is_some() {
+        format!("a/{name}")
+    } else {
+        "/dev/null".to_string()
+    };
+    let new_header = if new.is_some() {
+        format!("b/{name}")
+    } else {
+        "/dev/null".to_string()
+    };
+    let diff = TextDiff::from_lines(old_text.unwrap_or(""), new_text.unwrap_or(""));
+    out.push_str(
+        &diff
+            .unified_diff()
+            .context_radius(3)
+            .header(&old_header, &new_header)
+            .to_string(),
+    );
+    out
+}
+
+/// A file's text; `Err` for one that is not UTF-8 (shown as binary).
+fn text_of(bytes: Option<&[u8]>) -> Result<Option<&str>, std::str::Utf8Error> {
+    bytes.map(std::str::from_utf8).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_patch_of_a_changed_copy_applies_to_the_original() {
+        let root = tempfile::tempdir().unwrap();
+        let (original, copy) = (root.path().join("original"), root.path().join("copy"));
+        std::fs::create_dir_all(original.join("src")).unwrap();
+        std::fs::write(original.join("src/lib.rs"), "fn a() {}\nfn b() {}\n").unwrap();
+        std::fs::write(original.join("gone.txt"), "bye\n").unwrap();
+        std::fs::write(original.join(".gitignore"), "target/\n").unwrap();
+        std::os::unix::fs::symlink("src/lib.rs", original.join("link")).unwrap();
+        copy_tree(&original, &copy, false).unwrap();
+        assert!(std::fs::symlink_metadata(copy.join("link")).unwrap().is_symlink());
+
+        std::fs::write(copy.join("src/lib.rs"), "fn a() {}\nfn c() {}\n").unwrap();
+        std::fs::remove_file(copy.join("gone.txt")).unwrap();
+        std::fs::write(copy.join("new.md"), "hello\n").unwrap();
+        std::fs::create_dir(copy.join("target")).unwrap();
+        std::fs::write(copy.join("target/out.bin"), [0, 159, 146, 150]).unwrap();
+        std::fs::write(copy.join("logo.bin"), [0, 159, 146, 150]).unwrap();
+        let (patch, changed) = changes(&original, &copy);
+        assert_eq!(
+            changed,
+            ["gone.txt", "logo.bin", "new.md", "src/lib.rs"],
+            "{patch}"
+        );
+        assert!(
+            patch.contains("Binary files a/logo.bin and b/logo.bin differ"),
+            "{patch}"
+        );
+
+        // git applies it to the original and gets the copy's text files.
+        let text_only: String = patch
+            .split("diff --git ")
+            .filter(|part| !part.is_empty() && !part.contains("Binary files"))
+            .map(|part| format!("diff --git {part}"))
+            .collect();
+        std::fs::write(root.path().join("changes.patch"), text_only).unwrap();
+        let applied = Command::new("git")
+            .arg("apply")
+            .arg(root.path().join("changes.patch"))
+            .current_dir(&original)
+            .output()
+            .unwrap();
+        assert!(
+            applied.status.success(),
+            "{}",
+            String::from_utf8_lossy(&applied.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(original.join("src/lib.rs")).unwrap(),
+            "fn a() {}\nfn c() {}\n"
+        );
+        assert!(!original.join("gone.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(original.join("new.md")).unwrap(),
+            "hello\n"
+        );
+    }
+}
