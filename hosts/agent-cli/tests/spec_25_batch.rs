@@ -199,10 +199,81 @@ async fn tasks_run_in_their_own_workspaces_and_a_rerun_skips_the_finished_ones()
     // tried again (and failing again, before any request).
     let asked = server.requests().len();
     let again = batch(root.path(), &server).await;
-    let out = stdout(&again);
+    let (out, err) = (stdout(&again), stderr(&again));
     assert_eq!(server.requests().len(), asked, "{out}");
     assert!(out.contains("completed (earlier run)"), "{out}");
     assert!(out.contains("4 tasks: 3 completed, 0 stopped, 1 failed"), "{out}");
+    assert!(
+        err.contains("no-such-provider: failed: "),
+        "the failed task ran again: {err}"
+    );
+    assert!(!err.contains("write-hello"), "{err}");
+}
+
+/// Runs `agent-host batch` over `tasks` (lines) in `root`, without a model.
+async fn batch_without_model(root: &Path, tasks: &[Value], extra: &[&str]) -> std::process::Output {
+    let lines: Vec<String> = tasks.iter().map(Value::to_string).collect();
+    std::fs::write(root.join("tasks.jsonl"), lines.join("\n") + "\n").unwrap();
+    agent_host()
+        .arg("batch")
+        .arg("tasks.jsonl")
+        .args(extra)
+        .current_dir(root)
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_tasks_file_cannot_reach_beyond_its_sources_nor_clear_a_folder_it_did_not_make() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("proj")).unwrap();
+    // A source outside the tasks file's folder (the user's keys, say) is refused up front.
+    let outside = tempfile::tempdir().unwrap();
+    let output = batch_without_model(
+        root.path(),
+        &[json!({"id": "keys", "instruction": "x", "workspace": {"dir": outside.path()}})],
+        &[],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("task keys: ") && err.contains("where this batch's sources may be (--sources chooses)"),
+        "{err}"
+    );
+    // So is a source holding the output folder (it would copy itself).
+    let output = batch_without_model(
+        root.path(),
+        &[json!({"id": "all", "instruction": "x", "workspace": {"dir": "."}})],
+        &[],
+    )
+    .await;
+    assert!(
+        stderr(&output).contains("holds the output folder"),
+        "{}",
+        stderr(&output)
+    );
+    // A folder in --out that a batch did not make is never cleared.
+    std::fs::create_dir_all(root.path().join("out/src")).unwrap();
+    std::fs::write(root.path().join("out/src/main.rs"), "fn main() {}\n").unwrap();
+    let output = batch_without_model(
+        root.path(),
+        &[json!({"id": "src", "instruction": "x", "workspace": {"dir": "proj"}})],
+        &["--out", "out"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("was not made by agent-host batch"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("out/src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+    assert!(!root.path().join("out/src/result.json").exists());
 }
 
 #[tokio::test]

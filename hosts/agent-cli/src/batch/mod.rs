@@ -1,22 +1,25 @@
 //! `agent-host batch TASKS.jsonl`: many tasks on this machine, `--jobs` at a time, each in its
 //! own copy of its workspace, each leaving its result, its changes as a patch and its event
 //! log in the output folder; a re-run skips the tasks that completed or stopped.
+//!
+//! A tasks file may come from someone else: a task can only tighten what the user's flags and
+//! configuration allow (sandbox, limits), and its sources must lie under `--sources`.
 
 mod report;
+mod run_task;
+mod sources;
 mod task;
 mod workspace;
 
-use agent_host::embed::{EventData, SessionOptions, StopReason};
 use agent_host::environments::EnvOptions;
 use report::{TaskResult, TaskState};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
-use task::Task;
 
-/// `agent-host batch`'s options; those of `run` apply to every task, a task's own line wins.
+/// `agent-host batch`'s options; those of `run` apply to every task, and a task's own line
+/// may only tighten them.
 #[derive(clap::Args)]
 pub struct BatchArgs {
     /// The tasks, one JSON object per line: id, instruction, workspace ({"dir": ...} or
@@ -28,6 +31,10 @@ pub struct BatchArgs {
     /// Where each task's folder goes (workspace/, result.json, changes.patch, events.jsonl).
     #[arg(long, default_value = "batch-out")]
     pub out: PathBuf,
+    /// The folder workspace.dir folders and local repositories must be in (default: the
+    /// tasks file's folder).
+    #[arg(long, value_name = "DIR")]
+    pub sources: Option<PathBuf>,
     /// Provider of tasks that name none.
     #[arg(long)]
     pub provider: Option<String>,
@@ -42,54 +49,61 @@ pub struct BatchArgs {
     pub plugins: agent_host::config::PluginOptions,
 }
 
+/// A task's result, and whether an earlier run left it.
+struct Row {
+    result: TaskResult,
+    earlier: bool,
+}
+
 pub async fn run(component: PathBuf, args: BatchArgs) -> ExitCode {
+    let usage = |message: String| crate::fail(crate::exit::USAGE, message);
     let text = match std::fs::read_to_string(&args.tasks) {
         Ok(text) => text,
-        Err(e) => {
-            return crate::fail(
-                crate::exit::USAGE,
-                format!("cannot read {}: {e}", args.tasks.display()),
-            );
-        }
+        Err(e) => return usage(format!("cannot read {}: {e}", args.tasks.display())),
     };
     let tasks = match task::parse(&text, &args.tasks) {
         Ok(tasks) => tasks,
-        Err(message) => return crate::fail(crate::exit::USAGE, message),
+        Err(message) => return usage(message),
     };
     if let Err(e) = std::fs::create_dir_all(&args.out) {
-        return crate::fail(
-            crate::exit::USAGE,
-            format!("cannot create {}: {e}", args.out.display()),
-        );
+        return usage(format!("cannot create {}: {e}", args.out.display()));
     }
+    let root = args.sources.clone().unwrap_or_else(|| match args.tasks.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
+    if let Err(message) = sources::check_all(&tasks, &root, &args.out) {
+        return usage(message);
+    }
+    stop_commands_on_ctrl_c();
     let progress = indicatif::ProgressBar::new(tasks.len() as u64).with_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tasks  {elapsed}  {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let args = Arc::new(args);
-    let component = Arc::new(component);
+    let (args, component) = (Arc::new(args), Arc::new(component));
     let slots = Arc::new(tokio::sync::Semaphore::new(args.jobs as usize));
     let mut running = tokio::task::JoinSet::new();
-    let mut results: Vec<Option<(TaskResult, bool)>> = vec![None; tasks.len()];
+    let mut rows: Vec<Option<Row>> = Vec::new();
+    rows.resize_with(tasks.len(), || None);
+    let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
     for (index, task) in tasks.into_iter().enumerate() {
         let folder = args.out.join(&task.id);
         // A failed task is tried again; one that completed or was stopped by a limit is not.
         if let Some(done) = report::finished(&folder).filter(|r| r.state != TaskState::Failed) {
             progress.inc(1);
-            results[index] = Some((done, true));
+            rows[index] = Some(Row {
+                result: done,
+                earlier: true,
+            });
             continue;
         }
         let (args, component, slots, progress) =
             (args.clone(), component.clone(), slots.clone(), progress.clone());
         running.spawn(async move {
-            let Ok(_slot) = slots.acquire_owned().await else {
-                return (
-                    index,
-                    failed(&task.id, "the batch was stopped".to_string(), Instant::now()),
-                );
-            };
+            // The semaphore is never closed, so a slot always comes.
+            let _slot = slots.acquire_owned().await;
             progress.set_message(task.id.clone());
-            let result = run_task(&component, &args, &task, &folder).await;
+            let result = run_task::run(&component, &args, &task, &folder).await;
             let line = format!(
                 "{}: {}",
                 result.id,
@@ -105,21 +119,56 @@ pub async fn run(component: PathBuf, args: BatchArgs) -> ExitCode {
             (index, result)
         });
     }
+    let mut all_ran = true;
     while let Some(joined) = running.join_next().await {
         match joined {
-            Ok((index, result)) => results[index] = Some((result, false)),
-            Err(e) => eprintln!("agent-host: a batch task panicked: {e}"),
+            Ok((index, result)) => {
+                rows[index] = Some(Row {
+                    result,
+                    earlier: false,
+                })
+            }
+            Err(e) => {
+                all_ran = false;
+                eprintln!("agent-host: a batch task stopped unexpectedly: {e}");
+            }
         }
     }
     progress.finish_and_clear();
-    let results: Vec<(TaskResult, bool)> = results.into_iter().flatten().collect();
-    print!("{}", report::table(&results));
+    let missing: Vec<&String> = ids
+        .iter()
+        .zip(&rows)
+        .filter(|(_, r)| r.is_none())
+        .map(|(id, _)| id)
+        .collect();
+    let rows: Vec<Row> = rows.into_iter().flatten().collect();
+    let table: Vec<(&TaskResult, bool)> = rows.iter().map(|r| (&r.result, r.earlier)).collect();
+    print!("{}", report::table(&table));
+    if !missing.is_empty() {
+        println!(
+            "no result for: {}",
+            missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        );
+    }
     let _ = std::io::stdout().flush();
-    if results.iter().all(|(r, _)| r.state == TaskState::Completed) {
+    if all_ran && rows.iter().all(|r| r.result.state == TaskState::Completed) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(crate::exit::AGENT_ERROR)
     }
+}
+
+/// Ctrl-C ends the batch at once, with every command its sessions started (they run in
+/// their own process groups, which the terminal's signal does not reach). Unfinished tasks
+/// have no result and run again next time.
+fn stop_commands_on_ctrl_c() {
+    tokio::spawn(async {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            agent_host::environments::kill_every_command();
+            eprintln!("agent-host: batch interrupted; unfinished tasks run again next time");
+            std::process::exit(i32::from(crate::exit::INTERRUPTED));
+        }
+    });
 }
 
 fn outcome_line(result: &TaskResult) -> String {
@@ -134,172 +183,4 @@ fn outcome_line(result: &TaskResult) -> String {
         }
         (None, None) => "finished".to_string(),
     }
-}
-
-fn failed(id: &str, error: String, started: Instant) -> TaskResult {
-    TaskResult {
-        id: id.to_string(),
-        state: TaskState::Failed,
-        stop_reason: None,
-        error: Some(error),
-        turns: 0,
-        prompt_tokens: 0,
-        output_tokens: 0,
-        cost_usd: None,
-        final_text: String::new(),
-        changed_files: Vec::new(),
-        duration_ms: started.elapsed().as_millis() as u64,
-    }
-}
-
-/// Runs one task in `folder` (started again from nothing if an earlier run left it
-/// unfinished) and writes its result there.
-async fn run_task(component: &Path, args: &BatchArgs, task: &Task, folder: &Path) -> TaskResult {
-    let started = Instant::now();
-    let mut result = match prepare(task, folder) {
-        Ok(()) => session(component, args, task, folder, started).await,
-        Err(error) => failed(&task.id, error, started),
-    };
-    let (base, workspace) = (folder.join(BASE), folder.join("workspace"));
-    if base.is_dir() {
-        let (patch, changed) = workspace::changes(&base, &workspace);
-        result.changed_files = changed;
-        if let Err(e) = std::fs::write(folder.join("changes.patch"), patch) {
-            result = failed(&task.id, format!("cannot write its patch: {e}"), started);
-        }
-        let _ = std::fs::remove_dir_all(&base);
-    }
-    result.duration_ms = started.elapsed().as_millis() as u64;
-    if let Err(error) = report::write(folder, &result) {
-        eprintln!("agent-host: {error}");
-    }
-    result
-}
-
-/// The copy of the workspace as it was, for the patch; removed once the patch is written.
-const BASE: &str = ".base";
-
-fn prepare(task: &Task, folder: &Path) -> Result<(), String> {
-    if folder.exists() {
-        std::fs::remove_dir_all(folder).map_err(|e| format!("cannot clear {}: {e}", folder.display()))?;
-    }
-    std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-    let workspace = folder.join("workspace");
-    workspace::prepare(&task.workspace, &workspace)?;
-    workspace::copy_tree(&workspace, &folder.join(BASE), true)
-}
-
-/// The task's session over its workspace, with `run`'s settings and the task's own; its
-/// events written to `events.jsonl` as they come.
-async fn session(
-    component: &Path,
-    args: &BatchArgs,
-    task: &Task,
-    folder: &Path,
-    started: Instant,
-) -> TaskResult {
-    let fail = |error: String| failed(&task.id, error, started);
-    let mut env = args.env.clone();
-    env.cwd = Some(folder.join("workspace"));
-    if let Some(mode) = &task.sandbox {
-        match mode.parse() {
-            Ok(mode) => env.sandbox = Some(mode),
-            Err(e) => return fail(format!("sandbox: {e}")),
-        }
-    }
-    let overrides = args.settings.overrides(
-        task.provider.clone().or_else(|| args.provider.clone()),
-        task.model.clone().or_else(|| args.model.clone()),
-        task.limits.max_turns,
-        &env,
-    );
-    let settings = match crate::load_settings(&env, args.plugins.config.as_deref(), overrides) {
-        Ok(settings) => settings,
-        Err(e) => return fail(e),
-    };
-    let target = match settings.target() {
-        Ok(target) => target,
-        Err(e) => return fail(e),
-    };
-    let env_options = settings.env_options(env);
-    let policy = settings.approval_policy(None, env_options.allow_dangerous_commands);
-    let environment = match env_options.build().await {
-        Ok(environment) => environment,
-        Err(e) => return fail(e),
-    };
-    let mut config = settings.session_config(&target);
-    let limits = &task.limits;
-    if let Some(rounds) = limits.max_tool_rounds {
-        config.limits.max_tool_rounds_per_input = rounds;
-    }
-    if let Some(tokens) = limits.max_session_tokens {
-        config.limits.max_session_tokens = tokens;
-    }
-    if let Some(cents) = limits.max_cost_cents {
-        config.limits.max_cost_cents = cents;
-    }
-    let host = match crate::host_for(
-        component,
-        settings.endpoints.clone(),
-        policy,
-        (environment.clone(), &env_options),
-        &args.plugins,
-        &mut config,
-    )
-    .await
-    {
-        Ok(host) => host,
-        Err((_, e)) => return fail(e),
-    };
-    let options = SessionOptions {
-        config: Some(config),
-        environment: Some(environment),
-        read_only: env_options.read_only,
-        ..SessionOptions::default()
-    };
-    let session = match host.open_session(options).await {
-        Ok(session) => session,
-        Err(e) => return fail(e.to_string()),
-    };
-    let log = folder.join("events.jsonl");
-    let mut events = session.events();
-    let recorder = tokio::spawn(async move {
-        let mut file = std::fs::File::create(&log).ok();
-        let mut usage = None;
-        while let Some(event) = events.next().await {
-            if let Some(file) = file.as_mut() {
-                let _ = writeln!(file, "{}", event.to_json());
-            }
-            if let (None, EventData::ProcessingEnd { session_usage, .. }) = (&event.agent_id, &event.data) {
-                usage = Some(*session_usage);
-            }
-        }
-        usage
-    });
-    let outcome = session.submit(&task.instruction).await;
-    let _ = session.close().await;
-    drop(session);
-    let usage = recorder.await.ok().flatten().unwrap_or_default();
-    let mut result = match outcome {
-        Err(error) => fail(error.to_string()),
-        Ok(outcome) => TaskResult {
-            state: match outcome.stop_reason {
-                StopReason::Completed => TaskState::Completed,
-                _ => TaskState::Stopped,
-            },
-            stop_reason: serde_json::to_value(outcome.stop_reason)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string)),
-            turns: outcome.turns,
-            final_text: outcome.final_text,
-            ..fail(String::new())
-        },
-    };
-    if result.state != TaskState::Failed {
-        result.error = None;
-    }
-    result.prompt_tokens = usage.prompt_tokens;
-    result.output_tokens = usage.output_tokens;
-    result.cost_usd = usage.cost_usd;
-    result
 }

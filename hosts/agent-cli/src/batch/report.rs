@@ -54,7 +54,7 @@ pub fn write(folder: &Path, result: &TaskResult) -> Result<(), String> {
 }
 
 /// The summary: one line per task, then the totals.
-pub fn table(results: &[(TaskResult, bool)]) -> String {
+pub fn table(results: &[(&TaskResult, bool)]) -> String {
     let mut rows = vec![[
         "TASK".to_string(),
         "STATE".to_string(),
@@ -65,9 +65,9 @@ pub fn table(results: &[(TaskResult, bool)]) -> String {
         "FILES".to_string(),
     ]];
     for (result, skipped) in results {
-        let state = match (result.state, skipped) {
-            (state, true) => format!("{} (earlier run)", state_name(state)),
-            (state, false) => state_name(state).to_string(),
+        let state = match skipped {
+            true => format!("{} (earlier run)", state_name(result.state)),
+            false => state_name(result.state).to_string(),
         };
         rows.push([
             result.id.clone(),

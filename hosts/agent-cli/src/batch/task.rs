@@ -65,8 +65,18 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Task>, String> {
         if !ids.insert(task.id.clone()) {
             return Err(at(format!("the id {:?} is used twice", task.id)));
         }
+        // Relative folders and repository paths are taken from the tasks file's folder.
         if let Some(dir) = &task.workspace.dir {
             task.workspace.dir = Some(base.join(dir));
+        }
+        if let Some(path) = task
+            .workspace
+            .git
+            .as_deref()
+            .and_then(super::sources::local_repository)
+            && path.is_relative()
+        {
+            task.workspace.git = Some(base.join(path).display().to_string());
         }
         tasks.push(task);
     }

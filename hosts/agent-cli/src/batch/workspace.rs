@@ -29,6 +29,9 @@ fn clone(url: &str, rev: Option<&str>, dest: &Path) -> Result<(), String> {
             .args(args)
             .env("GIT_ALLOW_PROTOCOL", "file:git:http:https:ssh")
             .env("GIT_TERMINAL_PROMPT", "0")
+            // Nobody answers a password or host-key question in a batch.
+            .env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+            .stdin(std::process::Stdio::null())
             .output()
             .map_err(|e| format!("cannot run git: {e}"))?;
         if output.status.success() {
@@ -85,45 +88,147 @@ pub fn copy_tree(from: &Path, to: &Path, skip_git: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The files under `root` a diff compares: regular files, `.gitignore`d ones and `.git`
-/// left out (as `git diff` would), relative to `root`.
-fn files(root: &Path) -> BTreeSet<PathBuf> {
+/// The entries under `root` a diff compares: files and links (never followed), `.gitignore`d
+/// ones and `.git` left out (as `git diff` would), relative to `root`.
+fn entries(root: &Path) -> BTreeSet<PathBuf> {
     ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
         .require_git(false)
+        .follow_links(false)
         .filter_entry(|entry| entry.file_name() != ".git")
         .build()
         .flatten()
-        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file()))
+        .filter(|entry| entry.file_type().is_some_and(|t| t.is_file() || t.is_symlink()))
         .filter_map(|entry| entry.path().strip_prefix(root).ok().map(Path::to_path_buf))
         .collect()
 }
 
+/// Larger files are named in the patch, not read.
+const MAX_DIFFED_BYTES: u64 = 8 * 1024 * 1024;
+
+/// What a diff sees of one path: the agent ran in the workspace and may have put links
+/// anywhere (to the user's keys, to `/dev/zero`), so nothing is followed: a link is its
+/// target's name (as git records it), and only a regular file reached through real folders
+/// is read.
+#[derive(PartialEq)]
+enum Entry {
+    Missing,
+    File(Vec<u8>),
+    Link(String),
+    /// Too large, or not a file or a link (a FIFO, a device).
+    Unread(String),
+}
+
+fn entry(root: &Path, relative: &Path) -> Entry {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // Every folder on the way must be a folder, not a link to one.
+    let mut at = root.to_path_buf();
+    let mut components = relative.components().peekable();
+    while let Some(component) = components.next() {
+        at.push(component);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return Entry::Missing;
+        };
+        if components.peek().is_some() && !meta.is_dir() {
+            return Entry::Missing;
+        }
+        if components.peek().is_none() {
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                return match std::fs::read_link(&at) {
+                    Ok(target) => Entry::Link(target.display().to_string()),
+                    Err(_) => Entry::Missing,
+                };
+            }
+            if kind.is_dir() {
+                // A folder is not an entry; its files are.
+                return Entry::Missing;
+            }
+            if !kind.is_file() || kind.is_fifo() {
+                return Entry::Unread("not a regular file".to_string());
+            }
+            if meta.len() > MAX_DIFFED_BYTES {
+                return Entry::Unread(format!(
+                    "{} bytes, over the {MAX_DIFFED_BYTES} a patch shows",
+                    meta.len()
+                ));
+            }
+        }
+    }
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(&at);
+    let mut bytes = Vec::new();
+    match opened.and_then(|file| {
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_DIFFED_BYTES + 1), &mut bytes)
+    }) {
+        Ok(_) if bytes.len() as u64 > MAX_DIFFED_BYTES => {
+            Entry::Unread("it grew past the size a patch shows".to_string())
+        }
+        Ok(_) => Entry::File(bytes),
+        Err(_) => Entry::Missing,
+    }
+}
+
 /// What changed from `before` to `after`: a unified diff with git's headers (new and
-/// deleted files marked, binary files named), and the changed files' paths.
+/// deleted files marked, links as git records them, binary and unread files named), and the
+/// changed paths.
 pub fn changes(before: &Path, after: &Path) -> (String, Vec<String>) {
-    let paths: BTreeSet<PathBuf> = files(before).into_iter().chain(files(after)).collect();
+    let paths: BTreeSet<PathBuf> = entries(before).into_iter().chain(entries(after)).collect();
     let mut patch = String::new();
     let mut changed = Vec::new();
     for path in paths {
-        let old = std::fs::read(before.join(&path)).ok();
-        let new = std::fs::read(after.join(&path)).ok();
+        let (old, new) = (entry(before, &path), entry(after, &path));
         if old == new {
             continue;
         }
         let name = path.display().to_string();
-        patch.push_str(&file_diff(&name, old.as_deref(), new.as_deref()));
+        patch.push_str(&entry_diff(&name, &old, &new));
         changed.push(name);
     }
     (patch, changed)
 }
 
-fn file_diff(name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> String {
+/// One path's diff: as a file's, a link's (mode 120000, its target as its one line), or a
+/// line naming what is not shown.
+fn entry_diff(name: &str, old: &Entry, new: &Entry) -> String {
+    let unread = |e: &Entry| match e {
+        Entry::Unread(why) => Some(why.clone()),
+        _ => None,
+    };
+    if let Some(why) = unread(new).or_else(|| unread(old)) {
+        return format!("diff --git a/{name} b/{name}\n# {name} changed; not shown: {why}\n");
+    }
+    let link = matches!(old, Entry::Link(_)) || matches!(new, Entry::Link(_));
+    let content = |e: &Entry| match e {
+        Entry::File(bytes) => Some(bytes.clone()),
+        Entry::Link(target) => Some(target.clone().into_bytes()),
+        _ => None,
+    };
+    if link
+        && matches!(
+            (old, new),
+            (Entry::File(_), Entry::Link(_)) | (Entry::Link(_), Entry::File(_))
+        )
+    {
+        // A file replaced by a link (or back): git shows a deletion and an addition.
+        return entry_diff(name, old, &Entry::Missing) + &entry_diff(name, &Entry::Missing, new);
+    }
+    file_diff(
+        name,
+        content(old).as_deref(),
+        content(new).as_deref(),
+        if link { "120000" } else { "100644" },
+    )
+}
+
+fn file_diff(name: &str, old: Option<&[u8]>, new: Option<&[u8]>, mode: &str) -> String {
     let mut out = format!("diff --git a/{name} b/{name}\n");
     match (old, new) {
-        (None, Some(_)) => out.push_str("new file mode 100644\n"),
-        (Some(_), None) => out.push_str("deleted file mode 100644\n"),
+        (None, Some(_)) => out.push_str(&format!("new file mode {mode}\n")),
+        (Some(_), None) => out.push_str(&format!("deleted file mode {mode}\n")),
         _ => {}
     }
     let (Ok(old_text), Ok(new_text)) = (text_of(old), text_of(new)) else {
@@ -217,5 +322,39 @@ mod tests {
             std::fs::read_to_string(original.join("new.md")).unwrap(),
             "hello\n"
         );
+    }
+
+    #[test]
+    fn links_the_agent_made_are_shown_as_links_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let (before, after) = (root.path().join("before"), root.path().join("after"));
+        let secret = root.path().join("id_key");
+        std::fs::write(&secret, "PRIVATE KEY").unwrap();
+        for dir in [&before, &after] {
+            std::fs::create_dir_all(dir.join("docs")).unwrap();
+            std::fs::write(dir.join("config.txt"), "a\n").unwrap();
+            std::fs::write(dir.join("docs/readme.md"), "r\n").unwrap();
+        }
+        // A file replaced by a link to a secret, a folder replaced by a link, a FIFO.
+        std::fs::remove_file(after.join("config.txt")).unwrap();
+        std::os::unix::fs::symlink(&secret, after.join("config.txt")).unwrap();
+        std::fs::remove_dir_all(after.join("docs")).unwrap();
+        std::os::unix::fs::symlink(root.path(), after.join("docs")).unwrap();
+        nix::unistd::mkfifo(&after.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (patch, changed) = changes(&before, &after);
+        assert!(!patch.contains("PRIVATE KEY"), "{patch}");
+        assert!(
+            patch.contains(&format!(
+                "new file mode 120000\n--- /dev/null\n+++ b/config.txt\n@@ -0,0 +1 @@\n+{}",
+                secret.display()
+            )),
+            "{patch}"
+        );
+        assert!(
+            patch.contains("deleted file mode 100644\n--- a/docs/readme.md"),
+            "{patch}"
+        );
+        // A FIFO is no content: never opened (it would block), not listed.
+        assert_eq!(changed, ["config.txt", "docs", "docs/readme.md"], "{patch}");
     }
 }
