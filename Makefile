@@ -70,6 +70,7 @@ test-rust: component plugins
 	scripts/ensure-sshd.sh
 	scripts/ensure-tmux.sh
 	scripts/ensure-mcp-test-servers.sh
+	scripts/ensure-redis.sh
 	cargo test --locked --workspace
 
 ## The plugins' own tests: the Rust query parser natively, the Python outline in CPython, the

@@ -156,6 +156,9 @@ enum Command {
     /// own copy of its workspace; results, patches and event logs go to --out, and a re-run
     /// skips the tasks that finished.
     Batch(batch::BatchArgs),
+    /// Take tasks from a Redis queue (`batch --queue`) and run them one at a time until
+    /// SIGTERM; a task whose worker died goes to another worker after the visibility timeout.
+    Worker(batch::worker::WorkerArgs),
     /// MCP servers configured as [mcp_servers.NAME] in config.toml.
     Mcp {
         #[command(subcommand)]
@@ -270,6 +273,7 @@ async fn async_main() -> ExitCode {
         Command::Chat(args) => chat::run(component, args).await,
         Command::McpServer(args) => mcp_cmd::serve(component, args).await,
         Command::Batch(args) => batch::run(component, args).await,
+        Command::Worker(args) => batch::worker::run(component, args).await,
         Command::Sessions(args) => sessions::list(args),
         Command::Resume(args) => sessions::resume(component, args).await,
         Command::Plugin { .. }

@@ -5,10 +5,13 @@
 //! A tasks file may come from someone else: a task can only tighten what the user's flags and
 //! configuration allow (sandbox, limits), and its sources must lie under `--sources`.
 
+mod collect;
+mod queue;
 mod report;
 mod run_task;
 mod sources;
 mod task;
+pub mod worker;
 mod workspace;
 
 use agent_host::environments::EnvOptions;
@@ -17,6 +20,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use task::Task;
 
 /// `agent-host batch`'s options; those of `run` apply to every task, and a task's own line
 /// may only tighten them.
@@ -35,6 +39,21 @@ pub struct BatchArgs {
     /// tasks file's folder).
     #[arg(long, value_name = "DIR")]
     pub sources: Option<PathBuf>,
+    /// Queue the tasks on Redis for `agent-host worker`s instead of running them here, and
+    /// collect their results (`redis://host:6379/0`, `rediss://...`, `redis+unix:///path`).
+    /// Workers must see a task's workspace.dir at the same path.
+    #[arg(long, value_name = "URL")]
+    pub queue: Option<String>,
+    /// The queue's name, the prefix of its keys.
+    #[arg(long, default_value = "agent-host")]
+    pub queue_name: String,
+    #[command(flatten)]
+    pub options: TaskOptions,
+}
+
+/// What every task of a batch (or of a worker) runs with: `run`'s options.
+#[derive(clap::Args)]
+pub struct TaskOptions {
     /// Provider of tasks that name none.
     #[arg(long)]
     pub provider: Option<String>,
@@ -80,58 +99,62 @@ pub async fn run(component: PathBuf, args: BatchArgs) -> ExitCode {
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tasks  {elapsed}  {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let (args, component) = (Arc::new(args), Arc::new(component));
-    let slots = Arc::new(tokio::sync::Semaphore::new(args.jobs as usize));
-    let mut running = tokio::task::JoinSet::new();
     let mut rows: Vec<Option<Row>> = Vec::new();
     rows.resize_with(tasks.len(), || None);
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    let mut pending = Vec::new();
     for (index, task) in tasks.into_iter().enumerate() {
-        let folder = args.out.join(&task.id);
         // A failed task is tried again; one that completed or was stopped by a limit is not.
-        if let Some(done) = report::finished(&folder).filter(|r| r.state != TaskState::Failed) {
-            progress.inc(1);
-            rows[index] = Some(Row {
-                result: done,
-                earlier: true,
-            });
-            continue;
-        }
-        let (args, component, slots, progress) =
-            (args.clone(), component.clone(), slots.clone(), progress.clone());
-        running.spawn(async move {
-            // The semaphore is never closed, so a slot always comes.
-            let _slot = slots.acquire_owned().await;
-            progress.set_message(task.id.clone());
-            let result = run_task::run(&component, &args, &task, &folder).await;
-            let line = format!(
-                "{}: {}",
-                result.id,
-                crate::terminal_text::one_line(&outcome_line(&result))
-            );
-            // Off a terminal the bar is hidden, and so is what it prints.
-            if progress.is_hidden() {
-                eprintln!("{line}");
-            } else {
-                progress.println(line);
+        match report::finished(&args.out.join(&task.id)).filter(|r| r.state != TaskState::Failed) {
+            Some(done) => {
+                progress.inc(1);
+                rows[index] = Some(Row {
+                    result: done,
+                    earlier: true,
+                });
             }
-            progress.inc(1);
-            (index, result)
-        });
+            None => pending.push((index, task)),
+        }
     }
+    let finished = |result: &TaskResult| {
+        let line = format!(
+            "{}: {}",
+            result.id,
+            crate::terminal_text::one_line(&outcome_line(result))
+        );
+        // Off a terminal the bar is hidden, and so is what it prints.
+        if progress.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            progress.println(line);
+        }
+        progress.inc(1);
+    };
+    let outcomes = match &args.queue {
+        Some(url) => match collect::run(url, &args.queue_name, &args.out, pending, &finished).await {
+            Ok(outcomes) => outcomes,
+            Err(message) => return crate::fail(crate::exit::AGENT_ERROR, message),
+        },
+        None => {
+            let here = Here {
+                component: Arc::new(component),
+                options: Arc::new(args.options),
+                jobs: args.jobs,
+                out: args.out.clone(),
+            };
+            here.run(pending, &progress, &finished).await
+        }
+    };
     let mut all_ran = true;
-    while let Some(joined) = running.join_next().await {
-        match joined {
-            Ok((index, result)) => {
+    for outcome in outcomes {
+        match outcome {
+            Some((index, result)) => {
                 rows[index] = Some(Row {
                     result,
                     earlier: false,
                 })
             }
-            Err(e) => {
-                all_ran = false;
-                eprintln!("agent-host: a batch task stopped unexpectedly: {e}");
-            }
+            None => all_ran = false,
         }
     }
     progress.finish_and_clear();
@@ -155,6 +178,56 @@ pub async fn run(component: PathBuf, args: BatchArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(crate::exit::AGENT_ERROR)
+    }
+}
+
+/// Runs tasks on this machine, `jobs` at a time.
+struct Here {
+    component: Arc<PathBuf>,
+    options: Arc<TaskOptions>,
+    jobs: u32,
+    out: PathBuf,
+}
+
+impl Here {
+    /// Each task's index and result, as they end (`None` for one that stopped unexpectedly).
+    async fn run(
+        self,
+        pending: Vec<(usize, Task)>,
+        progress: &indicatif::ProgressBar,
+        finished: &dyn Fn(&TaskResult),
+    ) -> Vec<Option<(usize, TaskResult)>> {
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.jobs as usize));
+        let mut running = tokio::task::JoinSet::new();
+        for (index, task) in pending {
+            let folder = self.out.join(&task.id);
+            let (component, options, slots, progress) = (
+                self.component.clone(),
+                self.options.clone(),
+                slots.clone(),
+                progress.clone(),
+            );
+            running.spawn(async move {
+                // The semaphore is never closed, so a slot always comes.
+                let _slot = slots.acquire_owned().await;
+                progress.set_message(task.id.clone());
+                (index, run_task::run(&component, &options, &task, &folder).await)
+            });
+        }
+        let mut outcomes = Vec::new();
+        while let Some(joined) = running.join_next().await {
+            match joined {
+                Ok((index, result)) => {
+                    finished(&result);
+                    outcomes.push(Some((index, result)));
+                }
+                Err(e) => {
+                    eprintln!("agent-host: a batch task stopped unexpectedly: {e}");
+                    outcomes.push(None);
+                }
+            }
+        }
+        outcomes
     }
 }
 

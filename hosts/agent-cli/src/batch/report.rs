@@ -98,7 +98,11 @@ pub fn table(results: &[(&TaskResult, bool)]) -> String {
         out.push('\n');
     }
     let count = |state| results.iter().filter(|(r, _)| r.state == state).count();
-    let total: f64 = results.iter().filter_map(|(r, _)| r.cost_usd).sum();
+    // Folded from 0.0: an empty f64 sum is -0.0, printed as "$-0.0000".
+    let total = results
+        .iter()
+        .filter_map(|(r, _)| r.cost_usd)
+        .fold(0.0, |a, b| a + b);
     // A task that made no request cost nothing; one whose model has no price is counted.
     let unpriced = results
         .iter()

@@ -4,7 +4,7 @@
 
 use super::report::{self, TaskResult, TaskState};
 use super::task::{Limits, Task};
-use super::{BatchArgs, workspace};
+use super::{TaskOptions, workspace};
 use agent_host::embed::{EventData, SessionOptions, StopReason};
 use agent_protocol::UsageTotals;
 use std::io::Write;
@@ -18,7 +18,7 @@ const MARKER: &str = ".agent-host-batch";
 
 /// Runs `task` in `folder` (started again from nothing if an earlier run left it
 /// unfinished) and writes its result there.
-pub async fn run(component: &Path, args: &BatchArgs, task: &Task, folder: &Path) -> TaskResult {
+pub async fn run(component: &Path, args: &TaskOptions, task: &Task, folder: &Path) -> TaskResult {
     let started = Instant::now();
     let prepared = {
         let (task, folder) = (task.clone(), folder.to_path_buf());
@@ -67,7 +67,7 @@ pub async fn run(component: &Path, args: &BatchArgs, task: &Task, folder: &Path)
 }
 
 /// A task that did not get to run (or whose session failed), with why.
-fn failed(id: &str, error: String) -> TaskResult {
+pub(super) fn failed(id: &str, error: String) -> TaskResult {
     TaskResult {
         id: id.to_string(),
         state: TaskState::Failed,
@@ -121,7 +121,7 @@ fn tighten_limits(limits: &mut agent_protocol::Limits, asked: &Limits) {
 
 /// The task's session over its workspace, with `run`'s settings (a task's sandbox and limits
 /// only tighten them); its events written to `events.jsonl` as they come.
-async fn session(component: &Path, args: &BatchArgs, task: &Task, folder: &Path) -> TaskResult {
+async fn session(component: &Path, args: &TaskOptions, task: &Task, folder: &Path) -> TaskResult {
     let fail = |error: String| failed(&task.id, error);
     let mut env = args.env.clone();
     env.cwd = Some(folder.join("workspace"));

@@ -1,12 +1,12 @@
 //! A batch's tasks: one JSON object per line of TASKS.jsonl, all read and checked before any
 //! runs, each mistake naming its line.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// One task of a batch.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
     /// Names the task's folder in the output (letters, digits, `-`, `_`, `.`; at most 100).
@@ -29,7 +29,7 @@ pub struct Task {
 
 /// A task's workspace: a folder to copy, or a git repository to clone (at `rev`, else its
 /// default branch).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     #[serde(default)]
@@ -41,7 +41,7 @@ pub struct Source {
 }
 
 /// Limits of a task's session; unset ones keep the configuration's.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     pub max_turns: Option<u32>,
@@ -52,7 +52,13 @@ pub struct Limits {
 
 /// The tasks of `text` (the file `file`); a relative `dir` is taken from the file's folder.
 pub fn parse(text: &str, file: &Path) -> Result<Vec<Task>, String> {
-    let base = file.parent().unwrap_or(Path::new("."));
+    // Absolute, so that a worker elsewhere finds a task's folder at the same path.
+    let folder = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = std::path::absolute(folder).map_err(|e| format!("{}: {e}", file.display()))?;
+    let base = base.as_path();
     let mut tasks = Vec::new();
     let mut ids = BTreeSet::new();
     for (index, line) in text.lines().enumerate() {
