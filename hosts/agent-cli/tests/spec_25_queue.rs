@@ -1,5 +1,6 @@
 //! The distributed batch (issue 25) against a real `redis-server` the test starts (on a
-//! Unix socket in a temporary folder, with its append-only file so that it can restart):
+//! Unix socket in a temporary folder, with its append-only file so that it can restart; a
+//! visibility timeout of 4 s, which a live worker's refresh every 1.3 s stays well inside):
 //! workers take every task once; a worker killed with SIGKILL mid-task has its task taken by
 //! another after the visibility timeout, and nothing finishes twice; a task that ends its
 //! worker every time is failed after `--max-attempts` without holding up the rest; Redis
@@ -93,7 +94,7 @@ fn worker(redis: &Redis, server: &ScriptedServer, root: &Path, name: &str) -> to
         .args(["worker", "--queue", &redis.url(), "--name", name])
         .args([
             "--visibility-timeout-sec",
-            "2",
+            "4",
             "--max-attempts",
             "2",
             "--approval",
@@ -357,4 +358,41 @@ async fn sigterm_lets_a_worker_finish_its_task_then_stop() {
         log.contains("slow: completed") && log.ends_with("stopped\n"),
         "{log}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_checks_a_queued_task_again() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(root.path());
+    let server = serve(Vec::new()).await;
+    let _fleet = Fleet::start(&redis, &server, root.path(), 1);
+    // Written straight into the queue by whoever can reach it: an id that would name a folder
+    // outside the worker's, and a git option for a repository.
+    let evil = json!({"id": "../evil", "instruction": "x", "workspace": {"dir": "/"}}).to_string();
+    let option =
+        json!({"id": "opt", "instruction": "x", "workspace": {"git": "--upload-pack=touch /tmp/pwned"}})
+            .to_string();
+    redis.cli(&["XADD", "agent-host:tasks", "*", "id", "../evil", "task", &evil]);
+    redis.cli(&["XADD", "agent-host:tasks", "*", "id", "opt", "task", &option]);
+    wait_until("both are answered", || {
+        redis.cli(&["HLEN", "agent-host:results"]).trim() == "2"
+    })
+    .await;
+    let stored = |id: &str| -> Value {
+        serde_json::from_str(&redis.cli(&["HGET", "agent-host:results", id])).unwrap()
+    };
+    assert!(
+        stored("../evil")["error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot name a folder")
+    );
+    assert!(
+        stored("opt")["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a repository")
+    );
+    assert!(!root.path().join("evil").exists());
+    assert_eq!(asked(&server, "x"), 0, "nothing ran");
 }

@@ -39,10 +39,11 @@ pub struct BatchArgs {
     /// tasks file's folder).
     #[arg(long, value_name = "DIR")]
     pub sources: Option<PathBuf>,
-    /// Queue the tasks on Redis for `agent-host worker`s instead of running them here, and
-    /// collect their results (`redis://host:6379/0`, `rediss://...`, `redis+unix:///path`).
-    /// Workers must see a task's workspace.dir at the same path.
-    #[arg(long, value_name = "URL")]
+    /// Queue the tasks on Redis for `agent-host worker`s instead of running them here (--jobs
+    /// then does not apply), and collect their results (`redis://[:PASSWORD@]host:6379/0`,
+    /// `redis+unix:///path`; no TLS yet; or $AGENT_HOST_QUEUE). Workers must see a task's
+    /// workspace.dir at the same path.
+    #[arg(long, value_name = "URL", env = "AGENT_HOST_QUEUE", hide_env_values = true)]
     pub queue: Option<String>,
     /// The queue's name, the prefix of its keys.
     #[arg(long, default_value = "agent-host")]

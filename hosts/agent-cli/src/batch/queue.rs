@@ -1,10 +1,12 @@
 //! The distributed batch's queue, on Redis Streams. Tasks are entries of the stream
 //! `NAME:tasks`, read by the consumer group `workers`; a task a worker claimed and then
 //! stopped answering for (its process died) is claimed by another worker once it has been
-//! idle for the visibility timeout (`XAUTOCLAIM`), while a live worker keeps its task fresh.
-//! Each attempt is counted (`NAME:attempts`), and the first result written wins (`HSETNX` on
-//! `NAME:results`), so a task re-delivered after all never finishes twice. Its patch and
-//! event log go to `NAME:patches` and `NAME:events`.
+//! idle for the visibility timeout (`XAUTOCLAIM`), while a live worker keeps its own task
+//! fresh (and only its own). Each attempt is counted (`NAME:attempts`). A task's result, patch
+//! and event log are stored together and only if it has no result yet (`NAME:results`,
+//! `NAME:patches`, `NAME:events`, one script), so a task re-delivered after all never finishes
+//! twice and no result is ever seen without its patch. Several writes that belong together are
+//! scripts, which Redis runs whole.
 
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
@@ -12,6 +14,33 @@ use redis::streams::{StreamAutoClaimOptions, StreamAutoClaimReply, StreamReadOpt
 use std::time::Duration;
 
 const GROUP: &str = "workers";
+
+/// Queues a task unless it is queued already: KEYS queued set, stream; ARGV id, task.
+const ENQUEUE: &str = r"
+if redis.call('SADD', KEYS[1], ARGV[1]) == 1 then
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[1], 'task', ARGV[2])
+end
+return 0";
+
+/// Stores an outcome unless there is one, then takes the entry off the stream: KEYS
+/// results, patches, events, stream; ARGV id, result, patch, events, entry. 1 when stored.
+const FINISH: &str = r"
+local first = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+if first == 1 then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+  redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+end
+redis.call('XACK', KEYS[4], 'workers', ARGV[5])
+redis.call('XDEL', KEYS[4], ARGV[5])
+return first";
+
+/// Keeps an entry fresh if `consumer` still holds it: KEYS stream; ARGV entry, consumer.
+/// 1 when it does.
+const KEEP: &str = r"
+local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[1], ARGV[1], 1)
+if pending[1] == nil or pending[1][2] ~= ARGV[2] then return 0 end
+redis.call('XCLAIM', KEYS[1], 'workers', ARGV[2], 0, ARGV[1], 'JUSTID')
+return 1";
 
 /// A task handed to a worker: its stream entry, its id and its JSON line.
 pub struct Delivery {
@@ -31,17 +60,29 @@ pub struct Stored {
 pub struct Queue {
     con: ConnectionManager,
     name: String,
+    /// Where the next `XAUTOCLAIM` scan starts, so that every pending entry is looked at in
+    /// turn, not only the first ones.
+    cursor: String,
 }
 
 fn failed(what: &str) -> impl Fn(redis::RedisError) -> String + '_ {
     move |e| format!("the queue: {what}: {e}")
 }
 
+/// A queue address as it may be shown: a password in it replaced.
+pub fn shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => format!("{}***{}", &url[..scheme + 3], &url[at..]),
+        _ => url.to_string(),
+    }
+}
+
 impl Queue {
     /// Connects (reconnecting by itself after a lost connection) and makes sure the stream and
     /// its group exist.
     pub async fn connect(url: &str, name: &str) -> Result<Self, String> {
-        let client = redis::Client::open(url).map_err(|e| format!("--queue {url}: {e}"))?;
+        let shown = shown(url);
+        let client = redis::Client::open(url).map_err(|e| format!("--queue {shown}: {e}"))?;
         // A worker waits in XREADGROUP's BLOCK for a second at a time: replies may take that
         // long (the default cut them off at half a second).
         let config = redis::aio::ConnectionManagerConfig::new()
@@ -50,10 +91,11 @@ impl Queue {
         let con = client
             .get_connection_manager_with_config(config)
             .await
-            .map_err(|e| format!("cannot reach the queue at {url}: {e}"))?;
+            .map_err(|e| format!("cannot reach the queue at {shown}: {e}"))?;
         let mut queue = Self {
             con,
             name: name.to_string(),
+            cursor: "0-0".to_string(),
         };
         queue.ensure_group().await?;
         Ok(queue)
@@ -76,58 +118,75 @@ impl Queue {
 
     /// Puts `task` (its JSON line) on the queue unless it is queued already.
     pub async fn enqueue(&mut self, id: &str, task: &str) -> Result<(), String> {
-        let added: u32 = self
-            .con
-            .sadd(self.key("queued"), id)
+        redis::Script::new(ENQUEUE)
+            .key(self.key("queued"))
+            .key(self.key("tasks"))
+            .arg(id)
+            .arg(task)
+            .invoke_async::<i64>(&mut self.con)
             .await
-            .map_err(failed("recording a task"))?;
-        if added == 1 {
-            let _: String = self
-                .con
-                .xadd(self.key("tasks"), "*", &[("id", id), ("task", task)])
-                .await
-                .map_err(failed("adding a task"))?;
-        }
-        Ok(())
+            .map(drop)
+            .map_err(failed("adding a task"))
     }
 
-    /// The stored outcome of `id`, if it finished.
-    pub async fn stored(&mut self, id: &str) -> Result<Option<Stored>, String> {
-        let result: Option<String> = self
-            .con
-            .hget(self.key("results"), id)
+    /// Whether `id` is known as queued (a Redis that lost its data knows nothing).
+    pub async fn is_queued(&mut self, id: &str) -> Result<bool, String> {
+        self.con
+            .sismember(self.key("queued"), id)
             .await
-            .map_err(failed("reading a result"))?;
-        let Some(result) = result else { return Ok(None) };
-        let patch: Option<String> = self
-            .con
-            .hget(self.key("patches"), id)
+            .map_err(failed("reading the queued tasks"))
+    }
+
+    /// The stored outcome of each of `ids` that finished.
+    pub async fn stored(&mut self, ids: &[&str]) -> Result<Vec<Option<Stored>>, String> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One HMGET for all: a batch waits on thousands of tasks.
+        let results: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(self.key("results"))
+            .arg(ids)
+            .query_async(&mut self.con)
             .await
-            .map_err(failed("reading a patch"))?;
-        let events: Option<String> = self
-            .con
-            .hget(self.key("events"), id)
-            .await
-            .map_err(failed("reading a log"))?;
-        Ok(Some(Stored {
-            result,
-            patch: patch.unwrap_or_default(),
-            events: events.unwrap_or_default(),
-        }))
+            .map_err(failed("reading results"))?;
+        let mut stored = Vec::with_capacity(ids.len());
+        for (id, result) in ids.iter().zip(results) {
+            stored.push(match result {
+                None => None,
+                // Written with its result in one script: present when the result is.
+                Some(result) => {
+                    let patch: Option<String> = self
+                        .con
+                        .hget(self.key("patches"), id)
+                        .await
+                        .map_err(failed("reading a patch"))?;
+                    let events: Option<String> = self
+                        .con
+                        .hget(self.key("events"), id)
+                        .await
+                        .map_err(failed("reading a log"))?;
+                    Some(Stored {
+                        result,
+                        patch: patch.unwrap_or_default(),
+                        events: events.unwrap_or_default(),
+                    })
+                }
+            });
+        }
+        Ok(stored)
     }
 
     /// Forgets `id`'s outcome and attempts, so that it can be queued and run again.
     pub async fn forget(&mut self, id: &str) -> Result<(), String> {
-        for key in ["results", "patches", "events", "attempts", "queued"] {
-            let key = self.key(key);
-            let _: u32 = if key.ends_with(":queued") {
-                self.con.srem(&key, id).await
-            } else {
-                self.con.hdel(&key, id).await
-            }
-            .map_err(failed("forgetting a task"))?;
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for key in ["results", "patches", "events", "attempts"] {
+            pipe.hdel(self.key(key), id).ignore();
         }
-        Ok(())
+        pipe.srem(self.key("queued"), id).ignore();
+        pipe.query_async::<()>(&mut self.con)
+            .await
+            .map_err(failed("forgetting a task"))
     }
 
     /// The next task for `consumer`: one idle longer than `visibility` (its worker died)
@@ -146,11 +205,12 @@ impl Queue {
                 GROUP,
                 consumer,
                 visibility.as_millis() as u64,
-                "0-0",
+                &self.cursor,
                 StreamAutoClaimOptions::default().count(1),
             )
             .await
             .map_err(failed("claiming a stale task"))?;
+        self.cursor = stale.next_stream_id;
         if let Some(entry) = stale.claimed.into_iter().next() {
             return Ok(delivery(entry));
         }
@@ -185,43 +245,36 @@ impl Queue {
             .map_err(failed("reading a result"))
     }
 
-    /// Tells the group that `consumer` still works on `entry` (its idle time starts again).
-    pub async fn keep(&mut self, consumer: &str, entry: &str) -> Result<(), String> {
-        redis::cmd("XCLAIM")
-            .arg(self.key("tasks"))
-            .arg(GROUP)
-            .arg(consumer)
-            .arg(0)
+    /// Keeps `entry` fresh in the group while `consumer` holds it; `false` once another
+    /// worker took it (this one was thought dead), which is never taken back.
+    pub async fn keep(&mut self, consumer: &str, entry: &str) -> Result<bool, String> {
+        redis::Script::new(KEEP)
+            .key(self.key("tasks"))
             .arg(entry)
-            .arg("JUSTID")
-            .query_async::<redis::Value>(&mut self.con)
+            .arg(consumer)
+            .invoke_async::<i64>(&mut self.con)
             .await
-            .map(drop)
+            .map(|held| held == 1)
             .map_err(failed("keeping a task"))
     }
 
-    /// Stores `stored` as `id`'s outcome unless one is there (the first wins), then takes
+    /// Stores `stored` as `id`'s outcome unless one is there (the first wins), and takes
     /// `entry` off the queue. Whether this outcome was the one kept.
     pub async fn finish(&mut self, entry: &str, id: &str, stored: &Stored) -> Result<bool, String> {
-        let first: bool = self
-            .con
-            .hset_nx(self.key("results"), id, &stored.result)
+        redis::Script::new(FINISH)
+            .key(self.key("results"))
+            .key(self.key("patches"))
+            .key(self.key("events"))
+            .key(self.key("tasks"))
+            .arg(id)
+            .arg(&stored.result)
+            .arg(&stored.patch)
+            .arg(&stored.events)
+            .arg(entry)
+            .invoke_async::<i64>(&mut self.con)
             .await
-            .map_err(failed("writing a result"))?;
-        if first {
-            let _: () = self
-                .con
-                .hset(self.key("patches"), id, &stored.patch)
-                .await
-                .map_err(failed("writing a patch"))?;
-            let _: () = self
-                .con
-                .hset(self.key("events"), id, &stored.events)
-                .await
-                .map_err(failed("writing a log"))?;
-        }
-        self.done(entry).await?;
-        Ok(first)
+            .map(|first| first == 1)
+            .map_err(failed("storing a result"))
     }
 
     /// Takes `entry` off the queue.
@@ -249,4 +302,16 @@ fn delivery(entry: redis::streams::StreamId) -> Option<Delivery> {
         id,
         task,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_address_is_shown_without_its_password() {
+        assert_eq!(shown("redis://:s3cret@queue:6379/0"), "redis://***@queue:6379/0");
+        assert_eq!(shown("rediss://user:pw@h/0"), "rediss://***@h/0");
+        assert_eq!(shown("redis+unix:///tmp/r.sock"), "redis+unix:///tmp/r.sock");
+    }
 }

@@ -83,10 +83,10 @@ pub(super) fn failed(id: &str, error: String) -> TaskResult {
     }
 }
 
-fn prepare(task: &Task, folder: &Path) -> Result<(), String> {
+/// `folder` made afresh, marked as a batch's. Only a folder a batch made is cleared: `--out .`
+/// with a task named `src` must not clear the user's own folder.
+pub(super) fn make_folder(folder: &Path) -> Result<(), String> {
     if folder.exists() {
-        // Only a folder a batch made: `--out .` with a task named `src` must not clear the
-        // user's own folder.
         if !folder.join(MARKER).is_file() {
             return Err(format!(
                 "{} exists and was not made by agent-host batch; move it or choose another --out",
@@ -96,8 +96,11 @@ fn prepare(task: &Task, folder: &Path) -> Result<(), String> {
         std::fs::remove_dir_all(folder).map_err(|e| format!("cannot clear {}: {e}", folder.display()))?;
     }
     std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-    std::fs::write(folder.join(MARKER), "")
-        .map_err(|e| format!("cannot write in {}: {e}", folder.display()))?;
+    std::fs::write(folder.join(MARKER), "").map_err(|e| format!("cannot write in {}: {e}", folder.display()))
+}
+
+fn prepare(task: &Task, folder: &Path) -> Result<(), String> {
+    make_folder(folder)?;
     let workspace = folder.join("workspace");
     workspace::prepare(&task.workspace, &workspace)?;
     workspace::copy_tree(&workspace, &folder.join(BASE), true)

@@ -92,7 +92,9 @@ pub fn parse(text: &str, file: &Path) -> Result<Vec<Task>, String> {
     Ok(tasks)
 }
 
-fn check(task: &Task) -> Result<(), String> {
+/// Whether `task` can run: its id names a folder, it has an instruction, its source is one
+/// of the two kinds and no option, its sandbox is known.
+pub fn check(task: &Task) -> Result<(), String> {
     let id_ok = (1..=100).contains(&task.id.len())
         && !task.id.starts_with('.')
         && task

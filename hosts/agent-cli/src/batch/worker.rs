@@ -15,8 +15,10 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct WorkerArgs {
-    /// The queue: a Redis address (`redis://host:6379/0`, `rediss://...`, `redis+unix:///path`).
-    #[arg(long, value_name = "URL")]
+    /// The queue: a Redis address (`redis://[:PASSWORD@]host:6379/0`, `redis+unix:///path`;
+    /// no TLS yet). From $AGENT_HOST_QUEUE when not given, which keeps a password off the
+    /// command line.
+    #[arg(long, value_name = "URL", env = "AGENT_HOST_QUEUE", hide_env_values = true)]
     pub queue: String,
     /// The queue's name, the prefix of its keys (as given to `batch --queue`).
     #[arg(long, default_value = "agent-host")]
@@ -53,7 +55,8 @@ pub async fn run(component: PathBuf, args: WorkerArgs) -> ExitCode {
     let visibility = Duration::from_secs(args.visibility_timeout_sec);
     eprintln!(
         "agent-host worker {name}: taking tasks from {} ({})",
-        args.queue_name, args.queue
+        args.queue_name,
+        super::queue::shown(&args.queue)
     );
     while !stop.load(Ordering::SeqCst) {
         match queue.claim(&name, visibility, Duration::from_secs(1)).await {
@@ -97,24 +100,26 @@ async fn handle(component: &Path, args: &WorkerArgs, name: &str, queue: &mut Que
         Ok(attempts) => attempts,
         Err(message) => return eprintln!("agent-host worker {name}: {message}"),
     };
-    let folder = args.work_dir.join(&id);
-    let result = if attempts > args.max_attempts {
-        given_up(&id, attempts - 1)
-    } else {
-        match serde_json::from_str::<Task>(&task) {
-            Err(e) => given_up_with(&id, format!("the queued task is not a task: {e}")),
-            Ok(task) => {
-                let keeper = keep_fresh(
-                    queue.clone(),
-                    name.to_string(),
-                    entry.clone(),
-                    args.visibility_timeout_sec,
-                );
-                let result = run_task::run(component, &args.options, &task, &folder).await;
-                keeper.abort();
-                result
-            }
-        }
+    // Checked again here: whoever can write to the queue chose the task, and its id names a
+    // folder. Each delivery has its own folder, so two runs of one task never share one.
+    let parsed = serde_json::from_str::<Task>(&task)
+        .map_err(|e| format!("the queued task is not a task: {e}"))
+        .and_then(|task| match task.id == id {
+            true => Ok(task),
+            false => Err("the queued task's id is not its entry's".to_string()),
+        })
+        .and_then(|task| super::task::check(&task).map(|()| task));
+    let folder = args.work_dir.join(format!("{}.{entry}", safe_name(&id)));
+    let keeper = keep_fresh(
+        queue.clone(),
+        name.to_string(),
+        entry.clone(),
+        args.visibility_timeout_sec,
+    );
+    let result = match parsed {
+        _ if attempts > args.max_attempts => given_up(&id, attempts - 1),
+        Err(error) => run_task::failed(&id, error),
+        Ok(task) => run_task::run(component, &args.options, &task, &folder).await,
     };
     let read = |file: &str| std::fs::read_to_string(folder.join(file)).unwrap_or_default();
     let stored = Stored {
@@ -122,11 +127,33 @@ async fn handle(component: &Path, args: &WorkerArgs, name: &str, queue: &mut Que
         patch: read("changes.patch"),
         events: read("events.jsonl"),
     };
-    store(queue, name, &entry, &id, &stored).await;
-    eprintln!("agent-host worker {name}: {id}: {}", state_name(&result));
-    if folder.join(report::RESULT).is_file() {
+    // Still kept fresh while the result is stored, so a slow store is no reason to run the
+    // task again elsewhere.
+    let kept = store(queue, name, &entry, &id, &stored).await;
+    keeper.abort();
+    eprintln!(
+        "agent-host worker {name}: {}: {}",
+        crate::terminal_text::one_line(&id),
+        state_name(&result)
+    );
+    // A result that could not be stored stays on this machine.
+    if kept && folder.join(report::RESULT).is_file() {
         let _ = std::fs::remove_dir_all(&folder);
     }
+}
+
+/// A folder name from an id that may not be one (a queued task that failed its checks).
+fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect()
 }
 
 /// Keeps the task's entry fresh in the group while it runs, so that it goes to another
@@ -141,40 +168,49 @@ fn keep_fresh(
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(every).await;
-            let _ = queue.keep(&name, &entry).await;
+            match queue.keep(&name, &entry).await {
+                Ok(true) => {}
+                // Another worker took it (this one was thought dead: Redis away longer than
+                // the visibility timeout); it is not taken back, and the first result stored
+                // wins.
+                Ok(false) => {
+                    return eprintln!("agent-host worker {name}: task entry {entry} went to another worker");
+                }
+                Err(message) => eprintln!("agent-host worker {name}: {message}"),
+            }
         }
     })
 }
 
-/// Stores the outcome, trying again while the queue is away (a result is never dropped:
-/// without it the task would run again).
-async fn store(queue: &mut Queue, name: &str, entry: &str, id: &str, stored: &Stored) {
-    for attempt in 1.. {
+/// Stores the outcome, trying again while the queue is away for up to two minutes; whether
+/// it was stored (by this worker or, first, by another).
+async fn store(queue: &mut Queue, name: &str, entry: &str, id: &str, stored: &Stored) -> bool {
+    for attempt in 1..=120 {
         match queue.finish(entry, id, stored).await {
-            Ok(_) => return,
-            Err(message) if attempt < 120 => {
-                eprintln!("agent-host worker {name}: {message}; trying again");
+            Ok(_) => return true,
+            Err(message) => {
+                eprintln!("agent-host worker {name}: {message}; trying again ({attempt} of 120)");
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            Err(message) => return eprintln!("agent-host worker {name}: {id}'s result is lost: {message}"),
         }
     }
+    eprintln!(
+        "agent-host worker {name}: the result of entry {entry} could not be stored; it stays in the \
+         work folder, and the task will run again"
+    );
+    false
 }
 
 fn given_up(id: &str, attempts: u64) -> TaskResult {
-    given_up_with(
+    run_task::failed(
         id,
         format!("attempted {attempts} times without a result (each attempt's worker stopped); not run again"),
     )
 }
 
-fn given_up_with(id: &str, error: String) -> TaskResult {
-    run_task::failed(id, error)
-}
-
 fn state_name(result: &TaskResult) -> String {
     match &result.error {
-        Some(error) => format!("failed: {error}"),
+        Some(error) => format!("failed: {}", crate::terminal_text::one_line(error)),
         None => format!("{:?}", result.state).to_lowercase(),
     }
 }
