@@ -3,6 +3,8 @@
 # install Debian's `ripgrep` and `rust-src` when missing (idempotent; only apt's mirror, and
 # Debian's fixed versions keep the searched tree the same on every machine of this kind).
 set -euo pipefail
+# The distributed batch's benchmark runs its own redis-server.
+"$(dirname "$0")/ensure-redis.sh"
 TREE=/usr/lib/rustlib/src/rust/library
 missing=()
 command -v rg >/dev/null || missing+=(ripgrep)

@@ -8,6 +8,7 @@ mod context;
 mod llm_server;
 mod loop_overhead;
 mod machine;
+mod queue;
 mod sandbox;
 mod search;
 mod startup;
@@ -68,6 +69,7 @@ enum Bench {
     Search,
     Sandbox,
     Compaction,
+    Queue,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -86,7 +88,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 7] = [
+    let suites: [(Bench, &str, Suite); 8] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -98,6 +100,7 @@ fn main() -> anyhow::Result<()> {
         (Bench::Search, "search", search::run),
         (Bench::Sandbox, "command sandbox", sandbox::run),
         (Bench::Compaction, "compaction", compaction::run),
+        (Bench::Queue, "distributed batch", queue::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {
