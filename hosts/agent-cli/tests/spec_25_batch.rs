@@ -254,6 +254,19 @@ async fn a_tasks_file_cannot_reach_beyond_its_sources_nor_clear_a_folder_it_did_
         "{}",
         stderr(&output)
     );
+    // And one inside it (an earlier task's copy could be made a link to ~/.ssh first).
+    std::fs::create_dir_all(root.path().join("batch-out/a/workspace/d")).unwrap();
+    let output = batch_without_model(
+        root.path(),
+        &[json!({"id": "b", "instruction": "x", "workspace": {"dir": "batch-out/a/workspace/d"}})],
+        &[],
+    )
+    .await;
+    assert!(
+        stderr(&output).contains("is inside the output folder"),
+        "{}",
+        stderr(&output)
+    );
     // A folder in --out that a batch did not make is never cleared.
     std::fs::create_dir_all(root.path().join("out/src")).unwrap();
     std::fs::write(root.path().join("out/src/main.rs"), "fn main() {}\n").unwrap();

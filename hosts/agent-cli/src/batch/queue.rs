@@ -71,6 +71,8 @@ fn failed(what: &str) -> impl Fn(redis::RedisError) -> String + '_ {
 
 /// A queue address as it may be shown: a password in it replaced.
 pub fn shown(url: &str) -> String {
+    // A Unix socket's address carries its credentials as `?pass=...&user=...`: none shown.
+    let url = url.split('?').next().unwrap_or(url);
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => format!("{}***{}", &url[..scheme + 3], &url[at..]),
         _ => url.to_string(),
@@ -313,5 +315,9 @@ mod tests {
         assert_eq!(shown("redis://:s3cret@queue:6379/0"), "redis://***@queue:6379/0");
         assert_eq!(shown("rediss://user:pw@h/0"), "rediss://***@h/0");
         assert_eq!(shown("redis+unix:///tmp/r.sock"), "redis+unix:///tmp/r.sock");
+        assert_eq!(
+            shown("redis+unix:///tmp/r.sock?pass=hunter2&db=1"),
+            "redis+unix:///tmp/r.sock"
+        );
     }
 }

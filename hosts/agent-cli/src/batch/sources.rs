@@ -33,6 +33,13 @@ pub fn check_all(tasks: &[Task], root: &Path, out: &Path) -> Result<(), String> 
                 out.display()
             )));
         }
+        // An earlier task's copy there could be swapped for a link before this one is copied.
+        if path.starts_with(&out) {
+            return Err(at(format!(
+                "{shown} is inside the output folder {}",
+                out.display()
+            )));
+        }
     }
     Ok(())
 }

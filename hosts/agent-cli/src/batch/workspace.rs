@@ -11,6 +11,10 @@ use std::process::Command;
 pub fn prepare(source: &Source, dest: &Path) -> Result<(), String> {
     match (&source.dir, &source.git) {
         (Some(dir), _) => {
+            // Checked before the batch began; a link put there since is not followed.
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(format!("workspace.dir {} is a link", dir.display()));
+            }
             if !dir.is_dir() {
                 return Err(format!("workspace.dir {} is not a folder", dir.display()));
             }
@@ -356,5 +360,20 @@ mod tests {
         );
         // A FIFO is no content: never opened (it would block), not listed.
         assert_eq!(changed, ["config.txt", "docs", "docs/readme.md"], "{patch}");
+    }
+
+    #[test]
+    fn a_source_folder_that_became_a_link_is_not_copied() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("keys")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("keys"), root.path().join("d")).unwrap();
+        let source = Source {
+            dir: Some(root.path().join("d")),
+            git: None,
+            rev: None,
+        };
+        let refused = prepare(&source, &root.path().join("copy")).unwrap_err();
+        assert!(refused.ends_with("is a link"), "{refused}");
+        assert!(!root.path().join("copy").exists());
     }
 }
