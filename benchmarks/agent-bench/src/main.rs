@@ -8,6 +8,7 @@ mod context;
 mod llm_server;
 mod loop_overhead;
 mod machine;
+mod parallel;
 mod queue;
 mod sandbox;
 mod search;
@@ -70,6 +71,7 @@ enum Bench {
     Sandbox,
     Compaction,
     Queue,
+    Parallel,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -88,7 +90,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 8] = [
+    let suites: [(Bench, &str, Suite); 9] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -101,6 +103,7 @@ fn main() -> anyhow::Result<()> {
         (Bench::Sandbox, "command sandbox", sandbox::run),
         (Bench::Compaction, "compaction", compaction::run),
         (Bench::Queue, "distributed batch", queue::run),
+        (Bench::Parallel, "parallelism", parallel::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {

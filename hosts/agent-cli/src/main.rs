@@ -183,8 +183,9 @@ enum PluginCommand {
 const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    // Errors can quote an endpoint's reply or the model's words.
-    eprintln!("agent-host: {}", terminal_text::multi_line(&message.to_string()));
+    // Errors can quote an endpoint's reply (a key it repeats) or the model's words.
+    let message = agent_host::secrets::redact_known(&message.to_string());
+    eprintln!("agent-host: {}", terminal_text::multi_line(&message));
     ExitCode::from(code)
 }
 
@@ -391,7 +392,8 @@ async fn run(
     let credential_hint = host.endpoints().get(&provider).map(|e| {
         format!(
             "the {provider} endpoint ({}) rejected the request's credentials: check {}",
-            e.base_url, e.key_var
+            agent_host::secrets::redact::redact_url(&e.base_url),
+            e.key_var
         )
     });
     let options = SessionOptions {
@@ -555,7 +557,16 @@ pub(crate) async fn host_for(
     plugins: &PluginOptions,
     config: &mut agent_protocol::SessionConfig,
 ) -> Result<Host, (u8, String)> {
-    let extras = host_tools(env, env_options, plugins)
+    // A trusted project's hooks and MCP servers are the repository's files, which commands
+    // can rewrite: they run in the commands' sandbox (none for a remote session, which
+    // reads no project file).
+    let project_sandbox = env_options.made_sandbox.get().cloned().flatten();
+    let hooks = policy.hooks().map(|hooks| match env_options.made_sandbox.get() {
+        Some(sandbox) => hooks.with_project_sandbox(sandbox.clone(), env_options.env_policy()),
+        None => hooks.clone(),
+    });
+    let policy = policy.with_hooks(hooks);
+    let extras = host_tools(env, env_options, plugins, project_sandbox)
         .await
         .map_err(|message| (exit::USAGE, message))?;
     config.user_instructions = extras.instructions;
@@ -579,6 +590,7 @@ async fn host_tools(
     env: Arc<dyn Environment>,
     env_options: &EnvOptions,
     plugin_options: &PluginOptions,
+    project_sandbox: Option<Arc<agent_host::sandbox::Sandbox>>,
 ) -> Result<HostExtras, String> {
     // A remote workspace's configuration file is not read: it would run commands here.
     let local_workspace = match env_options.env.as_deref() {
@@ -592,7 +604,7 @@ async fn host_tools(
     let (_plugins, plugin_tools) =
         load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
-    let sources = mcp_tools(&settings.mcp_servers, local_workspace.as_deref())
+    let sources = mcp_tools(&settings.mcp_servers, local_workspace.as_deref(), project_sandbox)
         .await
         .into_iter()
         .collect();
@@ -621,10 +633,12 @@ async fn host_tools(
 }
 
 /// The configured MCP servers' tools. Servers run on this machine, in the workspace (the
-/// current folder for a remote one); one that does not start is reported and left out.
+/// current folder for a remote one), a trusted project's in `project_sandbox`; one that
+/// does not start is reported and left out.
 async fn mcp_tools(
     specs: &std::collections::BTreeMap<String, agent_host::host_tools::mcp::McpServerSpec>,
     local_workspace: Option<&Path>,
+    project_sandbox: Option<Arc<agent_host::sandbox::Sandbox>>,
 ) -> Option<Arc<dyn ToolSource>> {
     if specs.is_empty() {
         return None;
@@ -634,6 +648,7 @@ async fn mcp_tools(
         specs,
         local_workspace.unwrap_or(&here),
         agent_host::host_tools::mcp::log_dir().as_deref(),
+        project_sandbox,
     )
     .await;
     for (name, why) in &started.failed {

@@ -40,7 +40,14 @@ pub async fn run(command: McpCommand) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let started = start_servers(&settings.mcp_servers, &workspace, log_dir().as_deref()).await;
+    let sandbox = match project_sandbox(&settings.mcp_servers, &workspace, config.as_deref()) {
+        Ok(sandbox) => sandbox,
+        Err(message) => {
+            eprintln!("agent-host: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let started = start_servers(&settings.mcp_servers, &workspace, log_dir().as_deref(), sandbox).await;
     let mut servers = Vec::new();
     for server in &started.running {
         let tools: Vec<Value> = server
@@ -79,6 +86,27 @@ pub async fn run(command: McpCommand) -> ExitCode {
         print!("{}", render(&servers));
     }
     ExitCode::SUCCESS
+}
+
+/// The sandbox a trusted project's stdio servers run in, as in a session in `workspace`
+/// (the `sandbox` settings of its configuration); made only when there is such a server.
+fn project_sandbox(
+    specs: &std::collections::BTreeMap<String, agent_host::host_tools::mcp::McpServerSpec>,
+    workspace: &std::path::Path,
+    config_file: Option<&std::path::Path>,
+) -> Result<Option<std::sync::Arc<agent_host::sandbox::Sandbox>>, String> {
+    if !specs
+        .values()
+        .any(|spec| spec.enabled && spec.is_project_program())
+    {
+        return Ok(None);
+    }
+    let env = agent_host::environments::EnvOptions {
+        cwd: Some(workspace.to_path_buf()),
+        ..Default::default()
+    };
+    let settings = agent_host::config::Settings::for_command(&env, config_file, Default::default())?;
+    settings.env_options(env).sandbox_for(&[workspace.to_path_buf()])
 }
 
 /// The list as text; everything a server said (names, errors) escaped for the terminal.

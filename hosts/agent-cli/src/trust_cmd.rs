@@ -1,6 +1,7 @@
 //! `agent-host trust [DIR]`: the user vouches for a workspace's `.agent/config.toml` as it is
 //! now, so its endpoints, command tools, plugins, MCP servers, hooks and looser settings apply (see
-//! `agent_host::config::trust`). `--forget` takes that back.
+//! `agent_host::config::trust`); the programs it names run in each session's command sandbox.
+//! `--forget` takes that back.
 
 use agent_host::config::file::FileLayer;
 use agent_host::config::{CONFIG_FILE, FileLocations, LayerKind};
@@ -97,8 +98,36 @@ fn trust(args: TrustArgs) -> Result<String, String> {
         false => format!(" ({})", grants.join(", ")),
     };
     Ok(format!(
-        "trusted {} as it is now{grants}; a change to the file untrusts it again (trust list: {})",
+        "trusted {} as it is now{grants}{}; a change to the file untrusts it again (trust list: {})",
         file.display(),
+        sandboxed_programs(&layer),
         store.path().display()
     ))
+}
+
+/// What the trust does not pin: the programs the file names are the repository's files,
+/// which the agent's commands can rewrite, so they run with no more rights than commands.
+fn sandboxed_programs(layer: &FileLayer) -> String {
+    let stdio_servers = layer
+        .agent
+        .mcp_servers
+        .values()
+        .any(|spec| spec.is_project_program());
+    let programs: Vec<&str> = [
+        (layer.tools_at.is_some(), "command tools"),
+        (!layer.agent.hooks.is_empty(), "hooks"),
+        (stdio_servers, "MCP servers"),
+    ]
+    .into_iter()
+    .filter_map(|(named, what)| named.then_some(what))
+    .collect();
+    let all = match programs.split_last() {
+        None => return String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    };
+    format!(
+        "; its {all} run in each session's command sandbox (--sandbox), with no more rights than \
+         the agent's commands"
+    )
 }

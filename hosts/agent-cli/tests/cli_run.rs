@@ -273,11 +273,14 @@ async fn tool_subcommand_runs_one_tool_through_the_component() -> anyhow::Result
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_aborts_gracefully_and_kills_the_running_command() -> anyhow::Result<()> {
     use tokio::io::{AsyncBufReadExt, BufReader};
+    // The command is found by this mark in its command line: its own pid is its PID
+    // namespace's.
+    let mark = format!("ctrl-c-test-{}", std::process::id());
     let server = ScriptedServer::start(Script {
         replies: vec![message(&[tool_use(
             "t1",
             "shell",
-            json!({"command": "echo $$ > shell.pid; sleep 30"}),
+            json!({"command": format!("sh -c 'sleep 30; : {mark}'")}),
         )])],
         require_api_key: None,
     })
@@ -295,7 +298,13 @@ async fn ctrl_c_aborts_gracefully_and_kills_the_running_command() -> anyhow::Res
             break;
         }
     }
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The command is started after TOOL_CALL_START: the interrupt comes once it runs. The
+    // deadline guards against a hang only (it starts within milliseconds).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while common::processes_with(&mark).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let started = std::time::Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id().unwrap() as i32),
@@ -307,19 +316,15 @@ async fn ctrl_c_aborts_gracefully_and_kills_the_running_command() -> anyhow::Res
     }
     let status = child.wait().await?;
     assert_eq!(status.code(), Some(130));
+    // Guards against a hang only (the abort takes well under a second); waiting the command
+    // out would take 30 s.
     assert!(
         started.elapsed() < std::time::Duration::from_secs(10),
         "{:?}",
         started.elapsed()
     );
     assert!(rest.last().unwrap().contains("SESSION_END"), "{rest:?}");
-    let pid: i32 = std::fs::read_to_string(work.path().join("shell.pid"))?
-        .trim()
-        .parse()?;
-    assert!(
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err(),
-        "the command survived"
-    );
+    assert_eq!(common::processes_with(&mark), [], "the command survived");
     Ok(())
 }
 

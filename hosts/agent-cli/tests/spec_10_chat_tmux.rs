@@ -7,7 +7,7 @@
 mod common;
 mod tmux;
 
-use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::anthropic::{Shape, message, message_shaped, text, tool_use};
 use scripted_llm::{Reply, Script, ScriptedServer};
 use serde_json::{Value, json};
 use tmux::ChatPane;
@@ -267,17 +267,16 @@ async fn a_line_typed_during_a_slow_reply_steers_the_agent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_cancels_a_slow_reply_and_the_session_stays_usable() {
     require_tmux!();
-    let chat = start_chat(
-        vec![
-            slow(
-                message(&[text("A very slow answer that will never finish streaming here.")]),
-                1_200,
-            ),
-            message(&[text("Second answer.")]),
-        ],
-        &[],
-    )
-    .await;
+    // Ten pieces 1.2 s apart, the first "A very": the nine others leave about ten seconds for
+    // Ctrl-C to cut the answer before its end shows.
+    let answer = message_shaped(
+        &[text("A very slow answer that will never finish streaming here.")],
+        Shape {
+            text_pieces: 10,
+            ..Shape::API
+        },
+    );
+    let chat = start_chat(vec![slow(answer, 1_200), message(&[text("Second answer.")])], &[]).await;
     chat.pane.enter("first");
     chat.pane.wait_for("A very").await;
     chat.pane.press("C-c");
@@ -496,6 +495,8 @@ async fn a_chat_whose_terminal_closes_without_a_hangup_signal_exits() {
     pane.wait_for_prompt().await;
     let pid = pane.chat_pid().to_string();
     pane.kill_server();
+    // The deadline guards against a hang only: the chat leaves as soon as it notices that its
+    // terminal is gone.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while common::still_running(&pid).is_some() {
         assert!(
@@ -509,30 +510,31 @@ async fn a_chat_whose_terminal_closes_without_a_hangup_signal_exits() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_twice_while_working_kills_the_command_and_exits() {
     require_tmux!();
+    // The command is found by this mark: its pid is its PID namespace's.
+    let mark = format!("chat-ctrl-c-{}", std::process::id());
     let chat = start_chat(
         vec![message(&[tool_use(
             "t1",
             "shell",
-            json!({"command": "echo $$ > pid; sleep 60"}),
+            json!({"command": format!("echo long; sh -c 'sleep 60; : {mark}'")}),
         )])],
         &[],
     )
     .await;
     chat.pane.enter("run something long");
     chat.pane.wait_for("● shell echo").await;
-    let pid_file = chat.work.path().join("pid");
     chat.pane
         .wait_until("the command to start", |_| {
-            std::fs::read_to_string(&pid_file).is_ok_and(|pid| pid.ends_with('\n'))
+            !common::processes_with(&mark).is_empty()
         })
         .await;
     chat.pane.press("C-c");
     chat.pane.press("C-c");
     assert_eq!(chat.pane.wait_for_exit().await, 0);
-    let pid = std::fs::read_to_string(chat.work.path().join("pid")).unwrap();
-    assert!(
-        common::still_running(&pid).is_none(),
-        "the command {pid} still runs"
+    assert_eq!(
+        common::processes_with_after_kill(&mark).await,
+        [],
+        "the command still runs"
     );
 }
 
@@ -571,7 +573,7 @@ async fn the_rerun_question_shows_the_whole_command_however_long() {
     chat.pane.wait_for("RUN WITHOUT THE SANDBOX").await;
     // Only the rerun question says this, and its end is past the row's edge.
     let screen = chat.pane.wait_for("HIDDEN-TAIL` again without the sandbox").await;
-    assert!(screen.contains("Permission denied"), "{screen}");
+    assert!(screen.contains("Read-only file system"), "{screen}");
     chat.pane.enter("n");
     chat.pane.wait_for("Done.").await;
     assert!(!outside.path().join("HIDDEN-TAIL").exists());

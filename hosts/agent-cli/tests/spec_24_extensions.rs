@@ -376,4 +376,9 @@ async fn trusting_a_project_names_its_servers_the_variables_they_read_and_its_ho
         "{out}"
     );
     assert!(out.contains("hooks (before_tool: ./guard.sh --strict)"), "{out}");
+    // Trust pins the file, not the scripts it names, which commands can rewrite.
+    assert!(
+        out.contains("its hooks and MCP servers run in each session's command sandbox"),
+        "{out}"
+    );
 }

@@ -367,7 +367,7 @@ async fn agent_host_serves_mcp_a_task_tool_that_returns_the_final_answer() {
         "tool_timeout_sec": 60,
     }))
     .unwrap();
-    let agent = McpServer::start("agent", spec, work.path(), Some(state.path()))
+    let agent = McpServer::start("agent", spec, work.path(), Some(state.path()), None)
         .await
         .unwrap();
     let tools = agent.tools().await;

@@ -3,7 +3,8 @@
 //! visibility timeout of 4 s, which a live worker's refresh every 1.3 s stays well inside):
 //! workers take every task once; a worker killed with SIGKILL mid-task has its task taken by
 //! another after the visibility timeout, and nothing finishes twice; a task that ends its
-//! worker every time is failed after `--max-attempts` without holding up the rest; Redis
+//! worker every time is failed after `--max-attempts` without holding up the rest; a task
+//! past the worker's `--task-timeout-sec` is given up and its entry let go; Redis
 //! restarting mid-run is survived by the workers and the batch.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
@@ -52,6 +53,7 @@ impl Redis {
         redis
     }
 
+    /// The deadline guards against a hang only: redis-server answers within a second.
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while self.cli(&["PING"]).trim() != "PONG" {
@@ -90,8 +92,20 @@ impl Drop for Redis {
 }
 
 fn worker(redis: &Redis, server: &ScriptedServer, root: &Path, name: &str) -> tokio::process::Child {
+    worker_with(redis, server, root, name, &[])
+}
+
+/// A worker as [`worker`] starts it, with `extra` flags.
+fn worker_with(
+    redis: &Redis,
+    server: &ScriptedServer,
+    root: &Path,
+    name: &str,
+    extra: &[&str],
+) -> tokio::process::Child {
     agent_host()
         .args(["worker", "--queue", &redis.url(), "--name", name])
+        .args(extra)
         .args([
             "--visibility-timeout-sec",
             "4",
@@ -211,6 +225,8 @@ impl Fleet {
     }
 }
 
+/// Polls until `done`. The deadline guards against a hang only: what the tests wait for
+/// (a worker taking a task) happens within a few seconds.
 async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !done() {
@@ -240,7 +256,9 @@ async fn three_workers_run_every_task_once_even_when_one_is_killed_mid_task() {
     wait_until("a worker runs the slow task", || asked(&server, "SLOW-TASK") == 1).await;
     fleet.replace_holder_of(&redis, &server, root.path(), "slow");
 
-    let output = tokio::time::timeout(Duration::from_secs(120), collecting.wait_with_output())
+    // Guards against a hang only: more than 10x the batch's time, most of it the killed
+    // worker's task waiting out its 4 s visibility timeout and running its 5 s command.
+    let output = tokio::time::timeout(Duration::from_secs(180), collecting.wait_with_output())
         .await
         .expect("the batch collected every result")
         .unwrap();
@@ -299,7 +317,9 @@ async fn a_task_that_ends_its_worker_fails_after_its_attempts_and_redis_may_rest
         }
     }
 
-    let output = tokio::time::timeout(Duration::from_secs(120), collecting.wait_with_output())
+    // Guards against a hang only: more than 10x the batch's time, most of it the poison
+    // task's second attempt waiting out the 4 s visibility timeout.
+    let output = tokio::time::timeout(Duration::from_secs(180), collecting.wait_with_output())
         .await
         .expect("the batch collected every result")
         .unwrap();
@@ -339,6 +359,7 @@ async fn sigterm_lets_a_worker_finish_its_task_then_stop() {
     wait_until("the worker runs the task", || asked(&server, "SLOW-TASK") == 1).await;
     let pid = nix::unistd::Pid::from_raw(only.id().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    // Both timeouts guard against a hang only: the task's 2 s command is most of the time.
     let status = tokio::time::timeout(Duration::from_secs(60), only.wait())
         .await
         .expect("the worker stopped")
@@ -357,6 +378,47 @@ async fn sigterm_lets_a_worker_finish_its_task_then_stop() {
     assert!(
         log.contains("slow: completed") && log.ends_with("stopped\n"),
         "{log}"
+    );
+}
+
+/// A task that never ends (its command sleeps ten minutes) is given up at the worker's
+/// deadline: failed with the reason and stored, its entry no longer kept fresh but taken
+/// off the queue. Before, the worker kept the entry fresh for ever and no other worker
+/// could take it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_gives_up_a_task_past_its_deadline_and_takes_the_next() {
+    let root = tempfile::tempdir().unwrap();
+    let redis = Redis::start(root.path());
+    let stuck = vec![
+        message(&[tool_use("s1", "shell", json!({"command": "sleep 600"}))]),
+        message(&[text("Never reached.")]),
+    ];
+    let server = serve(tasks(root.path(), 1, &[("stuck", stuck)])).await;
+    let _only = worker_with(&redis, &server, root.path(), "w1", &["--task-timeout-sec", "3"]);
+    let collecting = batch(&redis, &server, root.path());
+    // Guards against a hang only: the 3 s deadline and a command's 2 s kill are most of it.
+    let output = tokio::time::timeout(Duration::from_secs(120), collecting.wait_with_output())
+        .await
+        .expect("the batch collected every result")
+        .unwrap();
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "{out}\n{err}");
+    let stuck = result(root.path(), "stuck");
+    assert_eq!(stuck["state"], "failed", "{stuck}");
+    assert!(
+        stuck["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("given up at its deadline of 3 s"),
+        "{stuck}"
+    );
+    assert_eq!(result(root.path(), "quick-0")["final_text"], "done 0");
+    assert_eq!(asked(&server, "STUCK-TASK"), 1, "run once, by its worker");
+    assert_eq!(redis.cli(&["HGET", "agent-host:attempts", "stuck"]).trim(), "1");
+    assert_eq!(
+        redis.cli(&["XLEN", "agent-host:tasks"]).trim(),
+        "0",
+        "the queue is empty"
     );
 }
 

@@ -465,6 +465,7 @@ fn fifos_devices_and_sockets_are_refused_without_blocking() {
             message(env.write_file("/dev/null", b"x")),
         ]);
     });
+    // A hang detector, not a speed target: the five calls take milliseconds.
     let Ok(results) = results.recv_timeout(std::time::Duration::from_secs(20)) else {
         // Opening both ends never waits, and lets a stuck open return.
         let _ = std::fs::OpenOptions::new().read(true).write(true).open(&fifo);

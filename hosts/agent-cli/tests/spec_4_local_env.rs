@@ -55,12 +55,12 @@ async fn timeout_kills_the_whole_process_group_and_keeps_partial_output() {
     let result = process.wait().await;
     assert!(result.timed_out);
     assert_eq!((result.exit_code, result.stdout.as_str()), (-1, "started\n"));
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // Guards against a hang only: 10x the 2 s timeout.
+    assert!(started.elapsed() < Duration::from_secs(20));
     // The backgrounded child was in the group: it is gone too.
     let pid = std::fs::read_to_string(dir.path().join("bg.pid")).unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
-        common::still_running(&pid),
+        common::still_running_after_kill(&pid).await,
         None,
         "the background process survived the timeout"
     );
@@ -71,7 +71,7 @@ async fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
     let (_dir, env) = env();
     let started = Instant::now();
     let mut process = env
-        .spawn("trap '' TERM; echo waiting; sleep 30", None, 200, &[])
+        .spawn("trap '' TERM; echo waiting; sleep 60", None, 200, &[])
         .unwrap();
     let result = process.wait().await;
     assert!(result.timed_out);
@@ -80,7 +80,9 @@ async fn a_command_ignoring_sigterm_is_killed_after_the_grace_period() {
         elapsed >= Duration::from_millis(2_000),
         "SIGKILL came before the 2 s grace: {elapsed:?}"
     );
-    assert!(elapsed < Duration::from_secs(15));
+    // More than 10x the 2.2 s of timeout and grace, so it fails only on a hang or when no
+    // SIGKILL comes (the command would run 60 s).
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
 }
 
 #[tokio::test]

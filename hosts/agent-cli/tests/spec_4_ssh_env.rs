@@ -11,7 +11,7 @@ use agent_host::environments::{EnvOptions, Environment};
 use agent_host::protocol::ports::SpawnRequest;
 use agent_host::protocol::ports::{FsError, GrepOptions, GrepOutputMode};
 use common::sshd::Sshd;
-use common::{agent_host, stderr, stdout, still_running};
+use common::{agent_host, stderr, stdout, still_running_after_kill};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::json;
@@ -92,11 +92,15 @@ async fn an_ssh_timeout_kills_the_remote_group_and_keeps_partial_output() -> any
     let result = process.wait().await;
     assert!(result.timed_out, "{result:?}");
     assert_eq!((result.exit_code, result.stdout.as_str()), (-1, "started\n"));
-    assert!(started.elapsed() < Duration::from_secs(20));
+    // Guards against a hang only: more than 10x the 3 s timeout and the session's start.
+    assert!(started.elapsed() < Duration::from_secs(60));
     // sshd runs on this machine, so /proc shows whether the background child survived.
     let pid = std::fs::read_to_string(work.path().join("bg.pid"))?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(still_running(&pid), None, "the background process survived");
+    assert_eq!(
+        still_running_after_kill(&pid).await,
+        None,
+        "the background process survived"
+    );
     Ok(())
 }
 
@@ -114,14 +118,15 @@ async fn a_timeout_before_the_remote_command_started_still_stops_it() -> anyhow:
     let mut process = env.spawn(request("echo $$ > sh.pid; sleep 30", 1)).await.unwrap();
     let result = process.wait().await;
     assert!(result.timed_out, "{result:?}");
+    // Guards against a hang only: the session starts and the command is stopped within a
+    // second or two.
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
         started.elapsed()
     );
     if let Ok(pid) = std::fs::read_to_string(work.path().join("sh.pid")) {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(still_running(&pid), None, "the command survived");
+        assert_eq!(still_running_after_kill(&pid).await, None, "the command survived");
     }
     Ok(())
 }

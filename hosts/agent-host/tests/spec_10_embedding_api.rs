@@ -157,6 +157,7 @@ async fn abort_stops_a_streaming_answer_and_closes_the_session() {
     assert!(seen.iter().any(|e| e.kind == EventKind::UserInput));
     assert_eq!(session.submit("meanwhile").await, Err(Error::Busy));
     session.abort();
+    // Guards against a hang only: the abort ends the input within a second.
     let outcome = tokio::time::timeout(Duration::from_secs(20), running)
         .await
         .expect("abort ends the input")
@@ -409,6 +410,7 @@ async fn the_examples_run_their_scripted_demo_without_a_provider() {
                 command.env_remove(name);
             }
         }
+        // Guards against a hang only: an example's demo runs in a few seconds.
         let output = tokio::time::timeout(Duration::from_secs(120), command.output())
             .await
             .expect("the example finishes")

@@ -9,11 +9,10 @@ use agent_host::config::session_config;
 use agent_host::protocol::{EventData, EventKind};
 use agent_host::protocol::{SessionState, StopReason};
 use agent_host::{AgentEvent, AgentRuntime, AgentSession, Endpoints, HttpTransport, LocalEnvironment};
-use scripted_llm::anthropic::{message, text, tool_use};
+use scripted_llm::anthropic::{Shape, message, message_shaped, text, tool_use};
 use scripted_llm::{Script, ScriptedServer};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A scripted server, and a session of the real component talking to it in a temp dir.
@@ -93,8 +92,16 @@ async fn steering_reaches_the_running_loop_and_events_stream_as_they_happen() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_interrupts_a_streaming_answer_and_the_session_stays_usable() {
-    let mut slow = message(&[text("a very slow answer that will not finish")]);
-    slow.delay_ms = 300;
+    // 50 pieces 200 ms apart: after the first, ten seconds of answer are left to cut.
+    let answer = "slow ".repeat(50);
+    let mut slow = message_shaped(
+        &[text(&answer)],
+        Shape {
+            text_pieces: 50,
+            ..Shape::API
+        },
+    );
+    slow.delay_ms = 200;
     let Started {
         server: _server,
         mut session,
@@ -102,19 +109,29 @@ async fn cancel_interrupts_a_streaming_answer_and_the_session_stays_usable() {
         _work,
     } = start(vec![slow, message(&[text("second answer")])]).await;
     let control = session.controller();
-    tokio::spawn(async move {
-        until(&mut events, "USER_INPUT").await;
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    let watcher = tokio::spawn(async move {
+        let mut seen = until(&mut events, "ASSISTANT_TEXT_DELTA").await;
         control.cancel();
+        seen.extend(until(&mut events, "PROCESSING_END").await);
+        seen
     });
-    let started = Instant::now();
     let outcome = session.submit("first").await.unwrap().unwrap();
     assert_eq!(outcome.stop_reason, StopReason::Cancelled);
-    // The stream had ~10 chunks of 300 ms left: it was cut, not waited out.
+    // The stream was cut, not waited out: only part of the answer arrived.
+    let streamed: String = watcher
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::AssistantTextDelta { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
     assert!(
-        started.elapsed() < Duration::from_millis(1_500),
-        "{:?}",
-        started.elapsed()
+        !streamed.is_empty() && streamed.len() < answer.len(),
+        "{} of {} characters streamed",
+        streamed.len(),
+        answer.len()
     );
     assert_eq!(session.state().await.unwrap(), SessionState::Idle);
     let outcome = session.submit("again").await.unwrap().unwrap();

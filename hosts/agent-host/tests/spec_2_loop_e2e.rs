@@ -12,7 +12,6 @@ use agent_host::{AgentEvent, AgentRuntime, AgentSession, LocalEnvironment};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, ScriptedServer};
 use serde_json::json;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -109,9 +108,14 @@ async fn abort_during_a_long_command_leaves_no_process_of_the_session_alive() {
             let kind = event.kind().as_str();
             seen.push(event);
             if kind == "TOOL_CALL_START" {
-                // Let both sleeps start, and check they did (with the shell running them).
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                assert_eq!(live_processes_with("30.4242").len(), 3);
+                // The abort comes once both sleeps and the shell running them are there (they
+                // start after this event). The deadline guards against a hang only: they
+                // start within milliseconds.
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while live_processes_with(marker).len() < 3 {
+                    assert!(Instant::now() < deadline, "the command's processes never started");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
                 control.abort();
             }
             if kind == "SESSION_END" {
@@ -123,6 +127,8 @@ async fn abort_during_a_long_command_leaves_no_process_of_the_session_alive() {
     let started = Instant::now();
     let outcome = session.submit("run it").await.unwrap().unwrap();
     assert_eq!(outcome.stop_reason, StopReason::Aborted);
+    // Guards against a hang only (the abort ends the input within a second or so); waiting
+    // the command out would take 30 s.
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "{:?}",
@@ -139,7 +145,8 @@ async fn abort_during_a_long_command_leaves_no_process_of_the_session_alive() {
             ..
         }
     ));
-    // SIGTERM reached the whole process group, background child included.
+    // SIGTERM reached the whole process group, background child included. A signal takes
+    // effect a moment after it is sent; the deadline guards against a hang only.
     let deadline = Instant::now() + Duration::from_secs(5);
     while !live_processes_with(marker).is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -203,26 +210,23 @@ async fn a_10_mb_single_line_is_truncated_for_the_model_and_complete_in_the_even
     );
 }
 
-fn stamp_command(dir: &Path, name: &str) -> String {
-    let d = dir.display();
-    format!("date +%s%N > {d}/{name}.start; sleep 1; date +%s%N > {d}/{name}.end")
-}
-
-fn read_ns(path: PathBuf) -> u128 {
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .trim()
-        .parse()
-        .unwrap()
+/// A command that leaves `name.here` in the working directory and waits until each of `names`
+/// has: it ends well only if all of them run at one instant. Its 60 s of waiting at most
+/// guard against a hang only: the commands start within milliseconds of each other.
+fn meeting_command(name: &str, names: &[&str]) -> String {
+    let all: Vec<String> = names.iter().map(|n| format!("[ -f {n}.here ]")).collect();
+    format!(
+        "touch {name}.here; for i in $(seq 600); do {} && echo met && exit 0; sleep 0.1; done; exit 1",
+        all.join(" && ")
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parallel_sleep_calls_run_at_the_same_time() {
-    let stamps = tempfile::tempdir().unwrap();
+async fn parallel_shell_calls_run_at_the_same_time() {
     let names = ["a", "b", "c"];
     let calls: Vec<_> = names
         .iter()
-        .map(|n| tool_use(n, "shell", json!({"command": stamp_command(stamps.path(), n)})))
+        .map(|n| tool_use(n, "shell", json!({"command": meeting_command(n, &names)})))
         .collect();
     let Started {
         server,
@@ -230,35 +234,20 @@ async fn parallel_sleep_calls_run_at_the_same_time() {
         mut session,
         events: _events,
         work: _work,
-    } = start(vec![message(&calls), message(&[text("all slept")])]).await;
-    let started = Instant::now();
-    let outcome = session.submit("sleep three times").await.unwrap().unwrap();
-    let elapsed = started.elapsed();
+    } = start(vec![message(&calls), message(&[text("all met")])]).await;
+    let outcome = session.submit("meet three times").await.unwrap().unwrap();
     assert_eq!(outcome.stop_reason, StopReason::Completed);
-    // Every command started before any of them ended: they overlapped. (Three sequential
-    // one-second sleeps could not.)
-    let last_start = names
-        .iter()
-        .map(|n| read_ns(stamps.path().join(format!("{n}.start"))))
-        .max()
-        .unwrap();
-    let first_end = names
-        .iter()
-        .map(|n| read_ns(stamps.path().join(format!("{n}.end"))))
-        .min()
-        .unwrap();
-    assert!(
-        last_start < first_end,
-        "the sleeps did not overlap (round took {elapsed:?})"
-    );
-    println!("three parallel `sleep 1` calls: round took {elapsed:?}");
     let results = server.requests()[1].tool_results();
     let ids: Vec<_> = results
         .iter()
         .map(|r| r["tool_use_id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, names);
-    assert!(results.iter().all(|r| r["is_error"] == false));
+    // Each command met the two others: all three were running at one instant.
+    for result in &results {
+        let content = result["content"].as_str().unwrap_or_default();
+        assert!(content.starts_with("met\nExit code: 0"), "{result}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -338,7 +338,13 @@ describe('the library API in headless Chromium', { skip: unavailable }, () => {
       session.followUp('Then this follow-up.');
       const followed = await first;
       const second = session.submit('Something slow.');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The abort comes once the slow reply streams: its request was sent, and it is cut. The
+      // timeout guards against a hang only: the first piece comes after about 6 s.
+      const slow = 'This reply is cut short by the abort, piece by piece.';
+      await new Promise((resolve, reject) => {
+        session.on((e) => e.kind === 'ASSISTANT_TEXT_DELTA' && slow.startsWith(e.data.delta) && resolve());
+        setTimeout(() => reject(new Error('the slow reply never streamed')), 60_000);
+      });
       session.abort();
       const aborted = await second;
       await new Promise((resolve) => setTimeout(resolve, 0));

@@ -13,7 +13,8 @@ import { CREATE_A_FILE, EDIT_A_FILE, STEER, STOP } from './support/scenarios.mjs
 const unavailable = browserUnavailable();
 const FINISHED = ['completed', 'cancelled', 'round-limit', 'turn-limit', 'awaiting-input', 'context-length', 'aborted', 'error'];
 
-/** Waits until the page's run is over and returns its state word. */
+/** Waits until the page's run is over and returns its state word. The timeout guards against
+ * a hang only: a scenario's run takes a few seconds. */
 async function finished(page, timeout = 30_000) {
   await page.waitForFunction((states) => states.includes(document.body.dataset.state), FINISHED, { timeout });
   return page.evaluate(() => document.body.dataset.state);
@@ -128,13 +129,14 @@ describe('the page in headless Chromium', { skip: unavailable }, () => {
     const server = await startScriptedServer(STOP.script);
     const page = await browser.open(`?server=${encodeURIComponent(server.url)}&empty=1`);
     await submit(page, STOP.task);
-    await page.waitForFunction(() => window.agentPage.events.some((e) => e.kind === 'ASSISTANT_TEXT_DELTA'), null, { timeout: 20_000 });
-    const started = Date.now();
+    // The timeout guards against a hang only: the first piece comes within seconds.
+    await page.waitForFunction(() => window.agentPage.events.some((e) => e.kind === 'ASSISTANT_TEXT_DELTA'), null, { timeout: 60_000 });
     await page.click('#stop');
     assert.equal(await finished(page), 'cancelled');
-    const stoppedMs = Date.now() - started;
-    // The slow answer needs 1.5 s per piece for 10+ pieces; stopping must not wait for it.
-    assert.ok(stoppedMs < 10_000, `stopping took ${stoppedMs} ms`);
+    // The stop cut the answer rather than waiting it out: some of its pieces never came.
+    const events = await page.evaluate(() => window.agentPage.events);
+    const pieces = events.filter((e) => e.kind === 'ASSISTANT_TEXT_DELTA').length;
+    assert.ok(pieces < STOP.pieces, `${pieces} of the answer's ${STOP.pieces} pieces streamed`);
     await submit(page, 'Are you there?');
     assert.equal(await finished(page), 'completed');
     assert.match(await page.textContent('#events'), /Still here\./);

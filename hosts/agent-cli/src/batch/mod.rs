@@ -6,6 +6,8 @@
 //! configuration allow (sandbox, limits), and its sources must lie under `--sources`.
 
 mod collect;
+mod hidden_argument;
+mod patch;
 mod queue;
 mod report;
 mod run_task;
@@ -27,7 +29,8 @@ use task::Task;
 #[derive(clap::Args)]
 pub struct BatchArgs {
     /// The tasks, one JSON object per line: id, instruction, workspace ({"dir": ...} or
-    /// {"git": ..., "rev": ...}), and optionally provider, model, limits, sandbox.
+    /// {"git": ..., "rev": ...}), and optionally provider, model, limits, sandbox,
+    /// timeout_sec.
     pub tasks: PathBuf,
     /// Tasks run at once.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -41,8 +44,9 @@ pub struct BatchArgs {
     pub sources: Option<PathBuf>,
     /// Queue the tasks on Redis for `agent-host worker`s instead of running them here (--jobs
     /// then does not apply), and collect their results (`redis://[:PASSWORD@]host:6379/0`,
-    /// `redis+unix:///path`; no TLS yet; or $AGENT_HOST_QUEUE). Workers must see a task's
-    /// workspace.dir at the same path.
+    /// `redis+unix:///path`; no TLS yet; or $AGENT_HOST_QUEUE, which keeps a password out of
+    /// the process list). Workers must see a task's workspace.dir at the same path, and
+    /// give tasks their own --task-timeout-sec.
     #[arg(long, value_name = "URL", env = "AGENT_HOST_QUEUE", hide_env_values = true)]
     pub queue: Option<String>,
     /// The queue's name, the prefix of its keys.
@@ -61,6 +65,11 @@ pub struct TaskOptions {
     /// Model of tasks that name none.
     #[arg(long)]
     pub model: Option<String>,
+    /// A task still running after this many seconds is given up: its session aborted, its
+    /// commands killed, no patch taken, failed with that reason. A task's timeout_sec may
+    /// only lower it.
+    #[arg(long, default_value_t = 7200, value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_SEC))]
+    pub task_timeout_sec: u64,
     #[command(flatten)]
     pub env: EnvOptions,
     #[command(flatten)]
@@ -69,6 +78,10 @@ pub struct TaskOptions {
     pub plugins: agent_host::config::PluginOptions,
 }
 
+/// The longest deadline a task can be given (a year): a deadline must stay a time the
+/// clock can name.
+const MAX_TIMEOUT_SEC: u64 = 365 * 24 * 3600;
+
 /// A task's result, and whether an earlier run left it.
 struct Row {
     result: TaskResult,
@@ -76,6 +89,9 @@ struct Row {
 }
 
 pub async fn run(component: PathBuf, args: BatchArgs) -> ExitCode {
+    if let Some(url) = &args.queue {
+        hidden_argument::hide_queue_password(url);
+    }
     let usage = |message: String| crate::fail(crate::exit::USAGE, message);
     let text = match std::fs::read_to_string(&args.tasks) {
         Ok(text) => text,
@@ -199,6 +215,9 @@ impl Here {
         finished: &dyn Fn(&TaskResult),
     ) -> Vec<Option<(usize, TaskResult)>> {
         let slots = Arc::new(tokio::sync::Semaphore::new(self.jobs as usize));
+        // One task at a time: whatever command is still running after a task's session is
+        // that task's.
+        let alone = self.jobs == 1;
         let mut running = tokio::task::JoinSet::new();
         for (index, task) in pending {
             let folder = self.out.join(&task.id);
@@ -212,7 +231,10 @@ impl Here {
                 // The semaphore is never closed, so a slot always comes.
                 let _slot = slots.acquire_owned().await;
                 progress.set_message(task.id.clone());
-                (index, run_task::run(&component, &options, &task, &folder).await)
+                (
+                    index,
+                    run_task::run(&component, &options, &task, &folder, alone).await,
+                )
             });
         }
         let mut outcomes = Vec::new();

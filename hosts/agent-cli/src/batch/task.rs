@@ -25,6 +25,9 @@ pub struct Task {
     /// `danger-full-access`.
     #[serde(default)]
     pub sandbox: Option<String>,
+    /// Seconds after which the task is given up; only lowers `--task-timeout-sec`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_sec: Option<u64>,
 }
 
 /// A task's workspace: a folder to copy, or a git repository to clone (at `rev`, else its
@@ -139,6 +142,9 @@ pub fn check(task: &Task) -> Result<(), String> {
         mode.parse::<agent_host::sandbox::SandboxMode>()
             .map_err(|e| format!("sandbox: {e}"))?;
     }
+    if task.timeout_sec == Some(0) {
+        return Err("timeout_sec must be at least 1 (seconds)".to_string());
+    }
     Ok(())
 }
 
@@ -187,6 +193,10 @@ mod tests {
             (
                 "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}, \"limit\": {}}",
                 "unknown field",
+            ),
+            (
+                "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}, \"timeout_sec\": 0}",
+                "timeout_sec must be at least 1",
             ),
             ("not json", "not a task"),
         ];

@@ -17,7 +17,8 @@ use std::time::Duration;
 pub struct WorkerArgs {
     /// The queue: a Redis address (`redis://[:PASSWORD@]host:6379/0`, `redis+unix:///path`;
     /// no TLS yet). From $AGENT_HOST_QUEUE when not given, which keeps a password off the
-    /// command line.
+    /// command line (given here, it is blanked in the process list once read, but visible
+    /// until then).
     #[arg(long, value_name = "URL", env = "AGENT_HOST_QUEUE", hide_env_values = true)]
     pub queue: String,
     /// The queue's name, the prefix of its keys (as given to `batch --queue`).
@@ -40,6 +41,7 @@ pub struct WorkerArgs {
 }
 
 pub async fn run(component: PathBuf, args: WorkerArgs) -> ExitCode {
+    super::hidden_argument::hide_queue_password(&args.queue);
     let mut queue = match Queue::connect(&args.queue, &args.queue_name).await {
         Ok(queue) => queue,
         Err(message) => return crate::fail(crate::exit::USAGE, message),
@@ -119,7 +121,8 @@ async fn handle(component: &Path, args: &WorkerArgs, name: &str, queue: &mut Que
     let result = match parsed {
         _ if attempts > args.max_attempts => given_up(&id, attempts - 1),
         Err(error) => run_task::failed(&id, error),
-        Ok(task) => run_task::run(component, &args.options, &task, &folder).await,
+        // One task at a time: what still runs after its session is its own.
+        Ok(task) => run_task::run(component, &args.options, &task, &folder, true).await,
     };
     let read = |file: &str| std::fs::read_to_string(folder.join(file)).unwrap_or_default();
     let stored = Stored {

@@ -44,7 +44,9 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
     let credential_hint = endpoints.get(&target.provider).map(|e| {
         format!(
             "the {} endpoint ({}) rejected the request's credentials: check {}",
-            target.provider, e.base_url, e.key_var
+            target.provider,
+            agent_host::secrets::redact::redact_url(&e.base_url),
+            e.key_var
         )
     });
     let mut env_options = settings.env_options(args.env.clone());

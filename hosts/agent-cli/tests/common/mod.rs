@@ -105,6 +105,52 @@ pub fn still_running(pid: &str) -> Option<String> {
     (!stat.contains(") Z ")).then_some(stat)
 }
 
+/// The live processes (not zombies) whose command line contains `marker`, with it: what a
+/// test can find of a process from outside a sandboxed command's PID namespace, where the
+/// command's own pids mean nothing.
+pub fn processes_with(marker: &str) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter_map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            (cmdline.contains(marker) && still_running(&pid.to_string()).is_some()).then_some((pid, cmdline))
+        })
+        .collect()
+}
+
+/// [`processes_with`] once the processes were just sent a kill: asks again until none is
+/// left, for 10 s at most (a guard against a hang only: a killed process is gone within
+/// milliseconds).
+pub async fn processes_with_after_kill(marker: &str) -> Vec<(u32, String)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// [`still_running`] for a process that was just sent a kill: a signal takes effect a moment
+/// after it is sent, so this asks again until the process is gone. The 10 s it asks for at
+/// most guard against a hang only: a killed process is gone within milliseconds.
+pub async fn still_running_after_kill(pid: &str) -> Option<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let running = still_running(pid);
+        if running.is_none() || std::time::Instant::now() > deadline {
+            return running;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The library: a host whose Anthropic endpoint is `server`.
 pub async fn host_at(server: &scripted_llm::ScriptedServer) -> agent_host::embed::Host {
     let url = server.base_url();

@@ -59,6 +59,7 @@ impl Sshd {
         let user = String::from_utf8(Command::new("id").arg("-un").output()?.stdout)?
             .trim()
             .to_string();
+        // The deadline guards against a hang only: sshd listens within a fraction of a second.
         let started = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             anyhow::ensure!(

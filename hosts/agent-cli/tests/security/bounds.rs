@@ -2,7 +2,7 @@
 //! background jobs end with it; one command's output and one LLM response are capped in
 //! memory, events and the session log.
 
-use crate::common::{stderr, stdout, still_running};
+use crate::common::{processes_with, stderr, stdout};
 use crate::{UserDirs, llm, succeeded};
 use scripted_llm::anthropic::{message, text, tool_use};
 use scripted_llm::{Reply, Route, Script, ScriptedServer};
@@ -74,27 +74,50 @@ async fn run_one_command(command: &str) -> tempfile::TempDir {
     work
 }
 
+/// A marker no other process on the machine has in its command line.
+fn marker(what: &str) -> String {
+    format!("agent-host-test-{what}-{}-{}", std::process::id(), rand_suffix())
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_job_ends_with_its_command() {
-    let work = run_one_command("sleep 300 & echo $! > bg.pid").await;
-    let pid = std::fs::read_to_string(work.path().join("bg.pid")).unwrap();
-    assert_eq!(still_running(&pid), None, "the background job outlived its call");
+    let mark = marker("background");
+    run_one_command(&format!("sh -c 'sleep 300; : {mark}' &")).await;
+    assert_eq!(processes_with(&mark), [], "the background job outlived its call");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_that_leaves_its_group_ends_with_its_command() {
-    // `$$` inside the new session is the escaped process itself (`exec` keeps its pid);
-    // `$!` would be the short-lived subshell and prove nothing.
-    let work = run_one_command(
-        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' > /dev/null 2>&1 &\n\
-         for i in $(seq 100); do [ -s escaped.pid ] && break; sleep 0.05; done",
-    )
-    .await;
-    let pid = std::fs::read_to_string(work.path().join("escaped.pid")).unwrap();
+    let mark = marker("setsid");
+    run_one_command(&format!("setsid sh -c 'sleep 300; : {mark}' > /dev/null 2>&1 &")).await;
     assert_eq!(
-        still_running(&pid),
-        None,
+        processes_with(&mark),
+        [],
         "the process in its own session outlived its call"
+    );
+}
+
+/// A process that leaves its group and clears its environment (so no tag of its call is
+/// left to find it), twice forked, is gone with its call all the same: the call's PID
+/// namespace ends with its first process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_leaves_its_group_and_clears_its_environment_ends_with_its_command() {
+    let mark = marker("env-i");
+    run_one_command(&format!(
+        "( setsid env -i /bin/sh -c 'sleep 300; : {mark}' > /dev/null 2>&1 & ) &"
+    ))
+    .await;
+    assert_eq!(
+        processes_with(&mark),
+        [],
+        "the process that cleared its environment outlived its call"
     );
 }
 

@@ -9,11 +9,19 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod batch;
 mod bounds;
+mod credentials;
 mod files_and_transport;
 mod git_snapshot;
+mod identity;
+mod own_folders;
+mod project_files;
+mod project_programs;
 mod sandbox;
+mod sandbox_holds;
 mod secrets;
+mod transport_limits;
 mod trust;
 
 use std::path::{Path, PathBuf};

@@ -2,22 +2,16 @@
 //! tool of the real binary (`agent-host tool shell`) and checks what the kernel let them do.
 
 use crate::common::{agent_host, stderr, stdout};
+use crate::identity::{identities, tool_shell};
 use std::path::Path;
 use std::process::Output;
 
 /// Runs `command` with the shell tool in `work`, with `home` as the home directory (its
 /// credentials are the ones the sandbox must hide) and the extra flags.
 async fn shell(work: &Path, home: &Path, command: &str, flags: &[&str]) -> Output {
-    agent_host()
-        .env("HOME", home)
-        .args(["tool", "shell", "--args"])
-        .arg(serde_json::json!({ "command": command }).to_string())
-        .args(flags)
-        .arg("--cwd")
-        .arg(work)
-        .output()
-        .await
-        .unwrap()
+    let mut base = agent_host();
+    base.env("HOME", home);
+    tool_shell(base, work, command, flags).output().await.unwrap()
 }
 
 /// The flags that turn the sandbox off.
@@ -39,49 +33,52 @@ fn git_init(work: &Path) {
 
 #[tokio::test]
 async fn workspace_write_keeps_every_write_in_the_workspace() {
-    let work = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    git_init(work.path());
-    std::os::unix::fs::symlink(outside.path(), work.path().join("link-out")).unwrap();
-    let o = outside.path().display();
-    let script = format!(
-        "echo x > {o}/direct && echo WROTE-OUTSIDE
-         echo x > $HOME/x && echo WROTE-HOME
-         echo x > link-out/through-link && echo WROTE-THROUGH-LINK
-         echo x > .git/hooks/pre-commit && echo WROTE-GIT-HOOK
-         echo x >> .git/config && echo WROTE-GIT-CONFIG
-         umount .git 2>/dev/null; echo x > .git/after-umount && echo WROTE-GIT-AFTER-UMOUNT
-         sh -c 'echo x > {o}/from-child' && echo WROTE-FROM-CHILD
-         setsid sh -c 'echo x > {o}/from-setsid' && echo WROTE-FROM-SETSID
-         mkdir -p src && echo x > src/inside.txt && echo WROTE-INSIDE
-         echo x > $TMPDIR/scratch && echo WROTE-TMPDIR
-         true"
-    );
-    let output = shell(work.path(), home.path(), &script, &[]).await;
-    let seen = seen_by_model(&output);
-    for allowed in ["WROTE-INSIDE", "WROTE-TMPDIR"] {
-        assert!(seen.contains(allowed), "{allowed} missing: {seen}");
+    for who in identities().await {
+        let work = who.folder();
+        let home = who.folder();
+        let outside = who.folder();
+        git_init(work.path());
+        std::os::unix::fs::symlink(outside.path(), work.path().join("link-out")).unwrap();
+        who.own(work.path());
+        let o = outside.path().display();
+        let script = format!(
+            "echo x > {o}/direct && echo WROTE-OUTSIDE
+             echo x > $HOME/x && echo WROTE-HOME
+             echo x > link-out/through-link && echo WROTE-THROUGH-LINK
+             echo x > .git/hooks/pre-commit && echo WROTE-GIT-HOOK
+             echo x >> .git/config && echo WROTE-GIT-CONFIG
+             umount .git 2>/dev/null; echo x > .git/after-umount && echo WROTE-GIT-AFTER-UMOUNT
+             sh -c 'echo x > {o}/from-child' && echo WROTE-FROM-CHILD
+             setsid sh -c 'echo x > {o}/from-setsid' && echo WROTE-FROM-SETSID
+             mkdir -p src && echo x > src/inside.txt && echo WROTE-INSIDE
+             echo x > $TMPDIR/scratch && echo WROTE-TMPDIR
+             true"
+        );
+        let output = who.shell(work.path(), home.path(), &script, &[]).await;
+        let seen = seen_by_model(&output);
+        for allowed in ["WROTE-INSIDE", "WROTE-TMPDIR"] {
+            assert!(seen.contains(allowed), "{allowed} missing: {seen}");
+        }
+        for refused in [
+            "WROTE-OUTSIDE",
+            "WROTE-HOME",
+            "WROTE-THROUGH-LINK",
+            "WROTE-GIT-HOOK",
+            "WROTE-GIT-CONFIG",
+            "WROTE-GIT-AFTER-UMOUNT",
+            "WROTE-FROM-CHILD",
+            "WROTE-FROM-SETSID",
+        ] {
+            assert!(!seen.contains(refused), "{refused}: {seen}");
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "{seen}");
+        assert!(!home.path().join("x").exists());
+        assert!(!work.path().join(".git/hooks/pre-commit").exists());
+        assert_eq!(
+            std::fs::read_to_string(work.path().join("src/inside.txt")).unwrap(),
+            "x\n"
+        );
     }
-    for refused in [
-        "WROTE-OUTSIDE",
-        "WROTE-HOME",
-        "WROTE-THROUGH-LINK",
-        "WROTE-GIT-HOOK",
-        "WROTE-GIT-CONFIG",
-        "WROTE-GIT-AFTER-UMOUNT",
-        "WROTE-FROM-CHILD",
-        "WROTE-FROM-SETSID",
-    ] {
-        assert!(!seen.contains(refused), "{refused}: {seen}");
-    }
-    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "{seen}");
-    assert!(!home.path().join("x").exists());
-    assert!(!work.path().join(".git/hooks/pre-commit").exists());
-    assert_eq!(
-        std::fs::read_to_string(work.path().join("src/inside.txt")).unwrap(),
-        "x\n"
-    );
 }
 
 #[tokio::test]
@@ -93,17 +90,34 @@ async fn credentials_in_the_home_directory_cannot_be_read() {
     std::fs::create_dir(home.path().join(".aws")).unwrap();
     std::fs::write(home.path().join(".aws/credentials"), "AWS-SECRET-BYTES").unwrap();
     std::fs::write(home.path().join("notes.txt"), "ORDINARY-NOTES").unwrap();
+    // Every process the command can see, its environment written to a file: agent-host's
+    // would hold HOST_ONLY_CANARY, which `--env-policy core` gives no command. Written to
+    // a file, since what the model sees is redacted and could hide a leak.
     let script = "cat $HOME/notes.txt; cat $HOME/.ssh/id_*; cat $HOME/.aws/credentials; \
-                  tr '\\0' '\\n' < /proc/$PPID/environ && echo HOST-ENVIRON-READ; \
+                  for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $e; done > environs.txt; \
                   cp $HOME/.ssh/id_ed25519 k; cat k";
-    let output = shell(work.path(), home.path(), script, &[]).await;
+    let output = agent_host()
+        .env("HOME", home.path())
+        .env("HOST_ONLY_CANARY", "host-environment-canary")
+        .args(["tool", "shell", "--env-policy", "core", "--args"])
+        .arg(serde_json::json!({ "command": script }).to_string())
+        .arg("--cwd")
+        .arg(work.path())
+        .output()
+        .await
+        .unwrap();
     let seen = seen_by_model(&output);
     assert!(seen.contains("ORDINARY-NOTES"), "{seen}");
     assert!(!seen.contains("PRIVATE-KEY-BYTES"), "{seen}");
     assert!(!seen.contains("AWS-SECRET-BYTES"), "{seen}");
+    let environs = std::fs::read_to_string(work.path().join("environs.txt")).unwrap();
     assert!(
-        !seen.contains("HOST-ENVIRON-READ"),
-        "agent-host's environment was read: {seen}"
+        environs.contains("PATH="),
+        "no environment was read at all: {seen}"
+    );
+    assert!(
+        !environs.contains("host-environment-canary"),
+        "agent-host's environment was read: {environs}"
     );
     assert!(
         seen.contains("agent-host sandbox"),
@@ -126,7 +140,8 @@ async fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsiz
 }
 
 /// Waits until the server has accepted `expected` connections: the client's connect
-/// returns once the kernel queued it, before the server's accept loop counts it.
+/// returns once the kernel queued it, before the server's accept loop counts it. The 10 s
+/// guard against a hang only: the accept loop counts within milliseconds.
 async fn accepted(count: &std::sync::atomic::AtomicUsize, expected: usize) {
     let counted = || count.load(std::sync::atomic::Ordering::SeqCst);
     let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
@@ -152,28 +167,33 @@ fn connect_script(port: u16) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_network_is_off_unless_allowed() {
-    let work = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let (port, count) = counting_server().await;
-    let output = shell(work.path(), home.path(), &connect_script(port), &[]).await;
-    let seen = seen_by_model(&output);
-    assert!(!seen.contains("CONNECTED"), "{seen}");
-    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
-    assert!(seen.contains("the network is off"), "{seen}");
+    for who in identities().await {
+        let work = who.folder();
+        let home = who.folder();
+        let (port, count) = counting_server().await;
+        let output = who
+            .shell(work.path(), home.path(), &connect_script(port), &[])
+            .await;
+        let seen = seen_by_model(&output);
+        assert!(!seen.contains("CONNECTED"), "{seen}");
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert!(seen.contains("the network is off"), "{seen}");
 
-    let output = shell(
-        work.path(),
-        home.path(),
-        &connect_script(port),
-        &["--sandbox-network"],
-    )
-    .await;
-    let seen = seen_by_model(&output);
-    assert!(
-        seen.contains("PY-CONNECTED") && seen.contains("BASH-CONNECTED"),
-        "{seen}"
-    );
-    accepted(&count, 2).await;
+        let output = who
+            .shell(
+                work.path(),
+                home.path(),
+                &connect_script(port),
+                &["--sandbox-network"],
+            )
+            .await;
+        let seen = seen_by_model(&output);
+        assert!(
+            seen.contains("PY-CONNECTED") && seen.contains("BASH-CONNECTED"),
+            "{seen}"
+        );
+        accepted(&count, 2).await;
+    }
 }
 
 #[tokio::test]
@@ -189,16 +209,20 @@ async fn a_python_environment_builds_inside_the_workspace() {
 
 #[tokio::test]
 async fn read_only_refuses_every_write_but_its_temporary_directory() {
-    let work = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let script = "echo x > inside.txt && echo WROTE-INSIDE
-                  echo x > $TMPDIR/scratch && echo WROTE-TMPDIR
-                  true";
-    let output = shell(work.path(), home.path(), script, &["--sandbox", "read-only"]).await;
-    let seen = seen_by_model(&output);
-    assert!(!seen.contains("WROTE-INSIDE"), "{seen}");
-    assert!(seen.contains("WROTE-TMPDIR"), "{seen}");
-    assert!(!work.path().join("inside.txt").exists());
+    for who in identities().await {
+        let work = who.folder();
+        let home = who.folder();
+        let script = "echo x > inside.txt && echo WROTE-INSIDE
+                      echo x > $TMPDIR/scratch && echo WROTE-TMPDIR
+                      true";
+        let output = who
+            .shell(work.path(), home.path(), script, &["--sandbox", "read-only"])
+            .await;
+        let seen = seen_by_model(&output);
+        assert!(!seen.contains("WROTE-INSIDE"), "{seen}");
+        assert!(seen.contains("WROTE-TMPDIR"), "{seen}");
+        assert!(!work.path().join("inside.txt").exists());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,84 +310,94 @@ async fn an_untrusted_project_can_tighten_the_sandbox_but_not_loosen_it() {
 /// socket outside the workspace stands for all of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_daemons_unix_socket_cannot_be_reached() {
-    let work = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let daemon = tempfile::tempdir().unwrap();
-    let socket = daemon.path().join("bus");
-    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = count.clone();
-    tokio::spawn(async move {
-        while let Ok((_stream, _)) = listener.accept().await {
-            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    for who in identities().await {
+        let work = who.folder();
+        let home = who.folder();
+        let daemon = who.folder();
+        let socket = daemon.path().join("bus");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        // Open to every user: only the sandbox may stand in the way.
+        std::fs::set_permissions(&socket, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = count.clone();
+        tokio::spawn(async move {
+            while let Ok((_stream, _)) = listener.accept().await {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        });
+        let script = format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('UNIX-CONNECTED')\"",
+            socket.display()
+        );
+        for flags in [&[][..], &["--sandbox-network"][..]] {
+            let output = who.shell(work.path(), home.path(), &script, flags).await;
+            let seen = seen_by_model(&output);
+            assert!(!seen.contains("UNIX-CONNECTED"), "{flags:?}: {seen}");
         }
-    });
-    let script = format!(
-        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('UNIX-CONNECTED')\"",
-        socket.display()
-    );
-    for flags in [&[][..], &["--sandbox-network"][..]] {
-        let output = shell(work.path(), home.path(), &script, flags).await;
-        let seen = seen_by_model(&output);
-        assert!(!seen.contains("UNIX-CONNECTED"), "{flags:?}: {seen}");
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let output = who.shell(work.path(), home.path(), &script, UNCONFINED).await;
+        assert!(seen_by_model(&output).contains("UNIX-CONNECTED"));
     }
-    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
-    let output = shell(work.path(), home.path(), &script, UNCONFINED).await;
-    assert!(seen_by_model(&output).contains("UNIX-CONNECTED"));
 }
 
 /// Review of issue 20: a terminal (`/dev/pts/N`, `/dev/tty`) gives away the user's keystrokes; root could make a
 /// block device in the workspace and write the disk.
 #[tokio::test]
 async fn terminals_and_disks_are_out_of_reach() {
-    let work = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let script = "cat /dev/null && echo NULL-OK
-                  head -c 4 /dev/urandom > /dev/null && echo URANDOM-OK
-                  echo to-stdout > /dev/stdout
-                  (exec 3</dev/ptmx) && echo PTY-OPENED
-                  cat /dev/tty && echo TTY-READ
-                  mknod ./disk b 8 0 && echo MADE-DEVICE
-                  false";
-    let output = shell(work.path(), home.path(), script, &[]).await;
-    let seen = seen_by_model(&output);
-    for allowed in ["NULL-OK", "URANDOM-OK", "to-stdout"] {
-        assert!(seen.contains(allowed), "{allowed}: {seen}");
+    for who in identities().await {
+        let work = who.folder();
+        let home = who.folder();
+        let script = "cat /dev/null && echo NULL-OK
+                      head -c 4 /dev/urandom > /dev/null && echo URANDOM-OK
+                      echo to-stdout > /dev/stdout
+                      (exec 3</dev/ptmx) && echo PTY-OPENED
+                      cat /dev/tty && echo TTY-READ
+                      mknod ./disk b 8 0 && echo MADE-DEVICE
+                      false";
+        let output = who.shell(work.path(), home.path(), script, &[]).await;
+        let seen = seen_by_model(&output);
+        for allowed in ["NULL-OK", "URANDOM-OK", "to-stdout"] {
+            assert!(seen.contains(allowed), "{allowed}: {seen}");
+        }
+        for refused in ["PTY-OPENED", "TTY-READ", "MADE-DEVICE"] {
+            assert!(!seen.contains(refused), "{refused}: {seen}");
+        }
+        assert!(!work.path().join("disk").exists());
     }
-    for refused in ["PTY-OPENED", "TTY-READ", "MADE-DEVICE"] {
-        assert!(!seen.contains(refused), "{refused}: {seen}");
-    }
-    assert!(!work.path().join("disk").exists());
 }
 
 /// Review of issue 20: Landlock's grant on the workspace let denied paths inside it
 /// through, and `--deny-dir` did not reach commands at all.
 #[tokio::test]
 async fn denied_paths_inside_the_workspace_stay_denied() {
-    let work = tempfile::tempdir().unwrap();
-    // The home directory is the workspace: its `.ssh` is inside a writable root.
-    std::fs::create_dir(work.path().join(".ssh")).unwrap();
-    std::fs::write(work.path().join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES").unwrap();
-    std::fs::create_dir(work.path().join("vault")).unwrap();
-    std::fs::write(work.path().join("vault/plans.txt"), "VAULT-BYTES").unwrap();
-    let script = "cat .ssh/id_ed25519; cat vault/plans.txt; echo x > vault/new && echo WROTE-VAULT
-                  echo x > .ssh/authorized_keys && echo WROTE-SSH
-                  echo x > elsewhere.txt && echo WROTE-ELSEWHERE";
-    let vault = work.path().join("vault");
-    let output = shell(
-        work.path(),
-        work.path(),
-        script,
-        &["--deny-dir", vault.to_str().unwrap()],
-    )
-    .await;
-    let seen = seen_by_model(&output);
-    assert!(seen.contains("WROTE-ELSEWHERE"), "{seen}");
-    for leaked in ["PRIVATE-KEY-BYTES", "VAULT-BYTES", "WROTE-VAULT", "WROTE-SSH"] {
-        assert!(!seen.contains(leaked), "{leaked}: {seen}");
+    for who in identities().await {
+        let work = who.folder();
+        // The home directory is the workspace: its `.ssh` is inside a writable root.
+        std::fs::create_dir(work.path().join(".ssh")).unwrap();
+        std::fs::write(work.path().join(".ssh/id_ed25519"), "PRIVATE-KEY-BYTES").unwrap();
+        std::fs::create_dir(work.path().join("vault")).unwrap();
+        std::fs::write(work.path().join("vault/plans.txt"), "VAULT-BYTES").unwrap();
+        who.own(work.path());
+        let script = "cat .ssh/id_ed25519; cat vault/plans.txt; echo x > vault/new && echo WROTE-VAULT
+                      echo x > .ssh/authorized_keys && echo WROTE-SSH
+                      echo x > elsewhere.txt && echo WROTE-ELSEWHERE";
+        let vault = work.path().join("vault");
+        let output = who
+            .shell(
+                work.path(),
+                work.path(),
+                script,
+                &["--deny-dir", vault.to_str().unwrap()],
+            )
+            .await;
+        let seen = seen_by_model(&output);
+        assert!(seen.contains("WROTE-ELSEWHERE"), "{seen}");
+        for leaked in ["PRIVATE-KEY-BYTES", "VAULT-BYTES", "WROTE-VAULT", "WROTE-SSH"] {
+            assert!(!seen.contains(leaked), "{leaked}: {seen}");
+        }
+        assert!(!work.path().join("vault/new").exists());
+        assert!(!work.path().join(".ssh/authorized_keys").exists());
     }
-    assert!(!work.path().join("vault/new").exists());
-    assert!(!work.path().join(".ssh/authorized_keys").exists());
 }
 
 /// Review of issue 20: `.git` was protected only if it existed when the session's sandbox
@@ -429,18 +463,16 @@ async fn a_workspace_renamed_away_stops_the_session_s_commands() {
         )
         .await;
     crate::succeeded(&output);
-    assert!(
-        parent.path().join("p2/.git").exists(),
-        "the first command did not run"
-    );
     assert!(!parent.path().join("p2/.git/hooks/post-checkout").exists());
-    // The third request carries both results; the second command's is the last.
+    // The third request carries both results. In the command's mount namespace the
+    // workspace is a mount point, which cannot be renamed; had it been renamed (by a
+    // process outside the sandbox), the next command would be refused.
     let results = llm.requests()[2].tool_results();
-    let refused = results
-        .last()
-        .and_then(|r| r["content"].as_str())
-        .unwrap_or_default();
-    assert!(refused.contains("moved or replaced"), "{refused}");
+    let content = |at: usize| results[at]["content"].as_str().unwrap_or_default().to_string();
+    match parent.path().join("p2/.git").exists() {
+        false => assert!(content(0).contains("Device or resource busy"), "{}", content(0)),
+        true => assert!(content(1).contains("moved or replaced"), "{}", content(1)),
+    }
 }
 
 /// `agent-host` as `shell` runs it, but started with descriptor 7 open for appending to

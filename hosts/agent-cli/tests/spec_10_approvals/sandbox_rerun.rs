@@ -90,7 +90,7 @@ async fn a_command_the_sandbox_refused_runs_again_without_it_once_the_user_appro
     );
     let refusal = rerun.unsandboxed.as_deref().unwrap();
     assert!(
-        refusal.starts_with("workspace-write (network off): ") && refusal.contains("Permission denied"),
+        refusal.starts_with("workspace-write (network off): ") && refusal.contains("Read-only file system"),
         "{refusal}"
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
@@ -148,7 +148,7 @@ async fn a_declined_rerun_runs_nothing_and_the_model_reads_why() {
     );
     assert!(!target.exists());
     let (_, _, output) = &results[1];
-    assert!(output.contains("Permission denied"), "{output}");
+    assert!(output.contains("Read-only file system"), "{output}");
     assert!(output.contains("agent-host sandbox:"), "{output}");
     assert!(
         output.contains("declined: the user said: keep it in the workspace"),

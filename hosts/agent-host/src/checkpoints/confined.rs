@@ -7,16 +7,23 @@
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, Metadata, OpenOptions, OpenOptionsExt, PermissionsExt};
+use std::ffi::OsStr;
 use std::io::{Error, ErrorKind, Read, Result, Write};
+use std::os::unix::ffi::OsStrExt;
 
 fn refused(why: &str) -> Error {
     Error::new(ErrorKind::InvalidInput, why.to_string())
 }
 
-/// The folder that holds `path` (relative, `/`-separated) and the file's name; each folder
-/// is opened without following links, and created when `create`. `.git` is never entered.
-fn parent<'a>(root: &Dir, path: &'a str, create: bool) -> Result<(Dir, &'a str)> {
-    let mut parts: Vec<&str> = path.split('/').collect();
+/// The folder that holds `path` (relative, `/`-separated, in the filesystem's bytes) and
+/// the file's name; each folder is opened without following links, and created when
+/// `create`. `.git` is never entered.
+fn parent<'a>(root: &Dir, path: &'a OsStr, create: bool) -> Result<(Dir, &'a OsStr)> {
+    let mut parts: Vec<&OsStr> = path
+        .as_bytes()
+        .split(|&b| b == b'/')
+        .map(OsStr::from_bytes)
+        .collect();
     let name = parts.pop().unwrap_or_default();
     let mut dir = root.try_clone()?;
     for part in parts.iter().copied().chain([name]) {
@@ -38,13 +45,13 @@ fn parent<'a>(root: &Dir, path: &'a str, create: bool) -> Result<(Dir, &'a str)>
 }
 
 /// What stands at `path`, a link itself rather than its target.
-pub fn metadata(root: &Dir, path: &str) -> Result<Metadata> {
+pub fn metadata(root: &Dir, path: &OsStr) -> Result<Metadata> {
     let (dir, name) = parent(root, path, false)?;
     dir.symlink_metadata(name)
 }
 
 /// A regular file's bytes, at most `max` of them (more is an error).
-pub fn read(root: &Dir, path: &str, max: u64) -> Result<Vec<u8>> {
+pub fn read(root: &Dir, path: &OsStr, max: u64) -> Result<Vec<u8>> {
     let (dir, name) = parent(root, path, false)?;
     let mut options = OpenOptions::new();
     options
@@ -65,7 +72,7 @@ pub fn read(root: &Dir, path: &str, max: u64) -> Result<Vec<u8>> {
 
 /// Puts `bytes` at `path` (its folders created): the old file's permissions kept, the
 /// executable bit set as recorded; whatever stood there that is not a folder is replaced.
-pub fn write(root: &Dir, path: &str, bytes: &[u8], executable: bool) -> Result<()> {
+pub fn write(root: &Dir, path: &OsStr, bytes: &[u8], executable: bool) -> Result<()> {
     let (dir, name) = parent(root, path, true)?;
     let existing = dir.symlink_metadata(name).ok();
     if existing.as_ref().is_some_and(Metadata::is_dir) {
@@ -103,7 +110,7 @@ pub fn write(root: &Dir, path: &str, bytes: &[u8], executable: bool) -> Result<(
 }
 
 /// Removes the file (or link) at `path`.
-pub fn remove(root: &Dir, path: &str) -> Result<()> {
+pub fn remove(root: &Dir, path: &OsStr) -> Result<()> {
     let (dir, name) = parent(root, path, false)?;
     dir.remove_file(name)
 }

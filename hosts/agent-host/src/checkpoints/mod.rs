@@ -12,10 +12,12 @@
 //!
 //! On disk, in the session's folder (or a temporary folder for a session without a store):
 //! `checkpoints/index.json` (one entry per input: its number, its first line, when, and the
-//! state), `checkpoints/states/ID.json` (a state: path to hash, size, time, executable bit;
-//! equal states are stored once) and `checkpoints/objects/HASH` (file contents, once each).
+//! state), `checkpoints/states/ID.json` (a state: path to hash, size, time, executable bit, a
+//! path that is not UTF-8 written as [`names`] says; equal states are stored once) and
+//! `checkpoints/objects/HASH` (file contents, once each).
 
 mod confined;
+mod names;
 mod objects;
 mod restore;
 mod snapshot;

@@ -8,13 +8,15 @@
 //! reached without following links (see [`confined`]). Folders created since stay.
 
 use super::CheckpointError;
-use super::confined;
 use super::objects::{Objects, hash};
 use super::snapshot::{self, FileEntry, State};
+use super::{confined, names};
 use cap_std::fs::{Dir, PermissionsExt};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-/// What a restore changed, by workspace-relative path.
+/// What a restore changed, by workspace-relative path (a byte that is not UTF-8 written
+/// `\xNN`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changes {
     /// Files written back with their recorded content (changed or deleted since).
@@ -42,29 +44,36 @@ pub fn restore(
     let root = Dir::open_ambient_dir(workspace, cap_std::ambient_authority())
         .map_err(|e| CheckpointError::io("open the workspace", workspace, e))?;
     let mut changes = Changes::default();
-    for (path, entry) in &state.files {
+    for (name, entry) in &state.files {
+        let shown = names::shown(name);
+        let Some(path) = names::path(name) else {
+            changes
+                .failed
+                .push((shown, "the checkpoint's name for it is damaged".to_string()));
+            continue;
+        };
         // Denied since it was recorded (a session resumed with another --deny-dir).
-        if excluded.iter().any(|x| workspace.join(path).starts_with(x)) {
+        if excluded.iter().any(|x| workspace.join(&path).starts_with(x)) {
             changes
                 .left
-                .push((path.clone(), "the session now denies it".to_string()));
+                .push((shown, "the session now denies it".to_string()));
             continue;
         }
-        match unchanged(&root, path, entry) {
+        match unchanged(&root, &path, entry) {
             Ok(true) => continue,
             Ok(false) => {}
             Err(reason) => {
-                changes.failed.push((path.clone(), reason));
+                changes.failed.push((shown, reason));
                 continue;
             }
         }
         let written = objects.get(&entry.hash).and_then(|bytes| {
-            confined::write(&root, path, &bytes, entry.executable)
-                .map_err(|e| CheckpointError::io("write", Path::new(path), e))
+            confined::write(&root, &path, &bytes, entry.executable)
+                .map_err(|e| CheckpointError::io("write", Path::new(&path), e))
         });
         match written {
-            Ok(()) => changes.restored.push(path.clone()),
-            Err(error) => changes.failed.push((path.clone(), error.to_string())),
+            Ok(()) => changes.restored.push(shown),
+            Err(error) => changes.failed.push((shown, error.to_string())),
         }
     }
     // Unlimited: a file the listing did not reach could be neither removed nor reported.
@@ -74,7 +83,8 @@ pub fn restore(
     let ignores_differ = current
         .iter()
         .any(|f| is_ignore_file(&f.path) && !state.files.contains_key(&f.path))
-        || changes.failed.iter().any(|(p, _)| is_ignore_file(p));
+        // A failed file is named as shown to people; its last part is still the file's name.
+        || changes.failed.iter().any(|(shown, _)| is_ignore_file(shown));
     for file in current {
         if state.files.contains_key(&file.path) {
             continue;
@@ -96,13 +106,14 @@ pub fn restore(
         } else {
             None
         };
+        let shown = names::shown(&file.path);
         if let Some(reason) = reason {
-            changes.left.push((file.path, reason.to_string()));
+            changes.left.push((shown, reason.to_string()));
             continue;
         }
-        match confined::remove(&root, &file.path) {
-            Ok(()) => changes.removed.push(file.path),
-            Err(error) => changes.failed.push((file.path, error.to_string())),
+        match confined::remove(&root, file.relative.as_os_str()) {
+            Ok(()) => changes.removed.push(shown),
+            Err(error) => changes.failed.push((shown, error.to_string())),
         }
     }
     if incomplete {
@@ -114,14 +125,15 @@ pub fn restore(
     Ok(changes)
 }
 
-fn is_ignore_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name == ".gitignore" || name == ".ignore"
+/// Whether the file a state names `name` is an ignore file, in whatever folder.
+fn is_ignore_file(name: &str) -> bool {
+    let file_name = names::file_name(name);
+    file_name == b".gitignore" || file_name == b".ignore"
 }
 
 /// Whether `path` is a regular file with the recorded content and executable bit; an
 /// error for what a file cannot replace (a folder now stands there).
-fn unchanged(root: &Dir, path: &str, entry: &FileEntry) -> Result<bool, String> {
+fn unchanged(root: &Dir, path: &OsStr, entry: &FileEntry) -> Result<bool, String> {
     let meta = match confined::metadata(root, path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),

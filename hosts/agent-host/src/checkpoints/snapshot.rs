@@ -8,9 +8,9 @@
 //! file that holds a credential agent-host knows (an endpoint's key in `.env`): session
 //! files never hold one (THREAT-MODEL.md, row 2), and a copy could not be redacted.
 
-use super::confined;
 use super::objects::{Objects, hash};
 use super::{CheckpointError, LIMITS};
+use super::{confined, names};
 use crate::environments::ignore_rules::{WalkRules, walker};
 use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
@@ -19,7 +19,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-/// One recorded file.
+/// One recorded file (states name files as [`names`] says).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileEntry {
     pub hash: String,
@@ -43,7 +43,10 @@ pub struct State {
 
 /// A file the listing found, before it is read.
 pub struct Listed {
+    /// Its name in a state (see [`names`]).
     pub path: String,
+    /// Its path from the workspace, as the filesystem has it.
+    pub relative: PathBuf,
     pub size: u64,
     pub modified_ns: u64,
     /// When the file was created, where the filesystem keeps it.
@@ -78,13 +81,10 @@ pub fn list(workspace: &Path, excluded: &[PathBuf], limit: usize) -> (Vec<Listed
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let Some(path) = entry
-            .path()
-            .strip_prefix(workspace)
-            .ok()
-            .and_then(Path::to_str)
-            .map(str::to_string)
-        else {
+        // Under the workspace, as the walk starts there; a name that is not UTF-8 is
+        // recorded like any other.
+        let Ok(relative) = entry.path().strip_prefix(workspace) else {
+            incomplete = true;
             continue;
         };
         if listed.len() == limit {
@@ -96,7 +96,8 @@ pub fn list(workspace: &Path, excluded: &[PathBuf], limit: usize) -> (Vec<Listed
         };
         let modified_ns = modified_ns(&meta);
         listed.push(Listed {
-            path,
+            path: names::of(relative),
+            relative: relative.to_path_buf(),
             size: meta.len(),
             modified_ns,
             born_ns: meta.created().ok().map(nanos),
@@ -149,7 +150,7 @@ pub fn record(
             state.skipped.insert(file.path);
             continue;
         }
-        let Ok(bytes) = confined::read(&root, &file.path, LIMITS.file_bytes) else {
+        let Ok(bytes) = confined::read(&root, file.relative.as_os_str(), LIMITS.file_bytes) else {
             state.skipped.insert(file.path);
             continue;
         };

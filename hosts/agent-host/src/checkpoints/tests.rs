@@ -362,3 +362,54 @@ fn a_path_denied_since_it_was_recorded_is_not_restored() {
     assert_eq!(restored.changes.left.len(), 1, "{:?}", restored.changes);
     assert_eq!(fs::read(w.join("secret/key")).unwrap(), b"new");
 }
+
+#[test]
+fn a_file_named_with_bytes_that_are_not_utf8_is_recorded_restored_and_removed() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let (work, state) = workspace();
+    let w = work.path();
+    let latin1 = w.join(OsStr::from_bytes(b"caf\xe9.txt"));
+    let in_folder = w.join(OsStr::from_bytes(b"r\xe9sum\xe9")).join("notes.txt");
+    fs::write(&latin1, b"before").unwrap();
+    fs::create_dir(in_folder.parent().unwrap()).unwrap();
+    fs::write(&in_folder, b"kept").unwrap();
+    fs::write(w.join("plain.txt"), b"plain").unwrap();
+    let checkpoints = Checkpoints::open(state.path(), w, 0, None).unwrap();
+    assert_eq!(checkpoints.record("go").unwrap().files, 3, "none skipped");
+
+    fs::write(&latin1, b"changed").unwrap();
+    fs::remove_file(&in_folder).unwrap();
+    let created = w.join(OsStr::from_bytes(b"new\xff.txt"));
+    fs::write(&created, b"made after the checkpoint").unwrap();
+    // `agent-host undo` reads the checkpoint back from disk in another process.
+    let reopened = Checkpoints::open(state.path(), w, 0, None).unwrap();
+    let restored = reopened.restore(None).unwrap();
+    assert!(restored.changes.failed.is_empty(), "{:?}", restored.changes);
+    assert_eq!(
+        restored.changes.restored,
+        ["caf\\xe9.txt", "r\\xe9sum\\xe9/notes.txt"]
+    );
+    assert_eq!(restored.changes.removed, ["new\\xff.txt"]);
+    assert_eq!(fs::read(&latin1).unwrap(), b"before");
+    assert_eq!(fs::read(&in_folder).unwrap(), b"kept");
+    assert!(!created.exists());
+    assert_eq!(fs::read(w.join("plain.txt")).unwrap(), b"plain");
+}
+
+#[test]
+fn utf8_names_are_stored_as_before_so_older_checkpoints_still_restore() {
+    // States written before names could hold other bytes have UTF-8 paths as they are.
+    let (work, state) = workspace();
+    let w = work.path();
+    fs::write(w.join("a.txt"), b"old").unwrap();
+    let checkpoints = Checkpoints::open(state.path(), w, 0, None).unwrap();
+    checkpoints.record("go").unwrap();
+    let states = state.path().join("checkpoints/states");
+    let file = fs::read_dir(&states).unwrap().next().unwrap().unwrap().path();
+    let json: serde_json::Value = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    assert!(json["files"].get("a.txt").is_some(), "{json}");
+    fs::write(w.join("a.txt"), b"new").unwrap();
+    assert_eq!(checkpoints.restore(None).unwrap().changes.restored, ["a.txt"]);
+    assert_eq!(fs::read(w.join("a.txt")).unwrap(), b"old");
+}

@@ -4,6 +4,7 @@
 
 use crate::approval::ApprovalMode;
 use crate::config::agent_file::{AgentConfig, CONFIG_FILE, PluginsConfig};
+use crate::config::reading;
 use crate::config::source::{LayerKind, Source, Sourced, line_of};
 use crate::environments::env_vars::EnvPolicy;
 use crate::hooks::HooksConfig;
@@ -29,6 +30,7 @@ struct RawFile {
     sandbox: Option<Spanned<String>>,
     sandbox_network: Option<Spanned<bool>>,
     sandbox_deny_read: Option<Spanned<Vec<String>>>,
+    request_timeout_secs: Option<Spanned<u64>>,
     api_key: Option<Spanned<toml::Value>>,
     #[serde(default)]
     endpoints: BTreeMap<String, Spanned<RawEndpoint>>,
@@ -120,6 +122,8 @@ pub struct FileLayer {
     pub sandbox_network: Option<Sourced<bool>>,
     /// Paths sandboxed commands may not read (absolute; `~/` expanded).
     pub sandbox_deny_read: Vec<PathBuf>,
+    /// How long one LLM request may take, head to end of stream (0: no limit).
+    pub request_timeout_secs: Option<Sourced<u64>>,
     pub endpoints: BTreeMap<String, FileEndpoint>,
     pub limits: FileLimits,
     /// Where `[plugins]` is, if the file has it.
@@ -196,17 +200,21 @@ pub fn protocol_name(protocol: WireProtocol) -> &'static str {
 }
 
 impl FileLayer {
-    /// Reads and checks the file at `path`.
+    /// Reads and checks the file at `path`: a project file without following links (see
+    /// [`crate::config::reading`]), the user's own through them.
     pub fn load(path: &Path, kind: LayerKind) -> Result<Self, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = match kind {
+            LayerKind::User => reading::named_file(path)?,
+            LayerKind::Project => reading::project_file(path)?
+                .ok_or_else(|| format!("cannot read {}: there is no such file", path.display()))?,
+        };
         Self::parse(&text, path, kind)
     }
 
     /// Checks the text of a configuration file; `path` names it in messages and anchors
     /// relative plugin paths (it is not read).
     pub fn parse(text: &str, path: &Path, kind: LayerKind) -> Result<Self, String> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let raw: RawFile = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
         let at = |offset: usize| Source::file(kind, path, line_of(text, offset));
         let place = |offset: usize, key: &str| format!("{}:{}: {key}", path.display(), line_of(text, offset));
         let sourced = |value: &Spanned<String>| Sourced::new(value.get_ref().clone(), at(value.span().start));
@@ -392,6 +400,10 @@ impl FileLayer {
                     .map_err(|e| format!("{}: {e}", place(list.span().start, "sandbox_deny_read")))?,
                 None => Vec::new(),
             },
+            request_timeout_secs: raw
+                .request_timeout_secs
+                .as_ref()
+                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
             endpoints,
             limits,
             plugins_at,
@@ -422,11 +434,10 @@ fn redact_value(value: &str) -> String {
 }
 /// Reading a configuration file for its tools and plugins (the file is checked whole).
 impl AgentConfig {
-    /// Reads and checks `path`; relative plugin paths are resolved against its folder.
+    /// Reads and checks the project file `path` (neither it nor its folder may be a link);
+    /// relative plugin paths are resolved against its folder.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::parse(&text, path)
+        FileLayer::load(path, LayerKind::Project).map(|layer| layer.agent)
     }
 
     /// Checks the text of a configuration file; `path` names it in messages and anchors
@@ -436,13 +447,54 @@ impl AgentConfig {
         FileLayer::parse(text, path, LayerKind::Project).map(|layer| layer.agent)
     }
 
-    /// Reads `<workspace>/.agent/config.toml` if there is one.
+    /// Reads `<workspace>/.agent/config.toml` if there is one (neither it nor `.agent` may be
+    /// a link).
     pub fn discover(workspace: &Path) -> Result<Option<(PathBuf, Self)>, String> {
         let path = workspace.join(CONFIG_FILE);
-        match std::fs::metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-            Ok(_) => Self::load(&path).map(|config| Some((path, config))),
+        match reading::project_file(&path)? {
+            None => Ok(None),
+            Some(text) => Self::parse(&text, &path).map(|config| Some((path, config))),
         }
     }
+}
+
+/// A TOML error as `FILE: line L, column C: MESSAGE`, without the line itself: the file may
+/// be a repository's, read before it is trusted, and what stands on a line it cannot parse
+/// is nobody's business (a credential, if the file is not what it claims to be). Anything
+/// shaped like a key, or known as one, is hidden from the message too.
+pub fn toml_error(path: &Path, text: &str, error: &toml::de::Error) -> String {
+    let place = match error.span() {
+        Some(span) => {
+            let offset = span.start.min(text.len());
+            let line = line_of(text, offset);
+            let line_start = text
+                .get(..offset)
+                .and_then(|before| before.rfind('\n'))
+                .map_or(0, |newline| newline + 1);
+            let column = text.get(line_start..offset).map_or(1, |s| s.chars().count() + 1);
+            format!("line {line}, column {column}: ")
+        }
+        None => String::new(),
+    };
+    let message: Vec<&str> = error
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message = without_quoted_values(&message.join("; "));
+    let message = crate::secrets::redact_known(&crate::secrets::redact(&message, &[]));
+    format!("{}: {place}{message}", path.display())
+}
+
+/// `message` with every double-quoted value the parser copied from the file (`invalid
+/// type: string "..."`) replaced by `"…"`: a value in a file is the file's, and is not
+/// shown; the keys and expected types (in backticks) stay.
+fn without_quoted_values(message: &str) -> String {
+    message
+        .split('"')
+        .enumerate()
+        .map(|(at, part)| if at % 2 == 1 { "…" } else { part })
+        .collect::<Vec<_>>()
+        .join("\"")
 }

@@ -2,6 +2,7 @@
 
 use crate::config::agent_file::CONFIG_FILE;
 use crate::config::file::FileLayer;
+use crate::config::reading;
 use crate::config::source::LayerKind;
 use crate::config::trust::{self, TrustStore};
 use crate::environments::options::EnvOptions;
@@ -56,10 +57,16 @@ impl FileLocations {
             Some(path) if path.is_file() => Some(FileLayer::load(path, LayerKind::User)?),
             _ => None,
         };
-        let project = match &self.project {
-            Some(path) if self.project_explicit || path.is_file() => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        // A workspace's file comes with the repository: it is read without following links
+        // (a link could lead to the user's credentials); one named with --config is the
+        // user's choice.
+        let project_text = match &self.project {
+            Some(path) if self.project_explicit => Some((path, reading::named_file(path)?)),
+            Some(path) => reading::project_file(path)?.map(|text| (path, text)),
+            None => None,
+        };
+        let project = match project_text {
+            Some((path, text)) => {
                 let mut layer = FileLayer::parse(&text, path, LayerKind::Project)?;
                 if !self.project_explicit && !self.trusts(path, text.as_bytes()) {
                     layer.untrusted = Some(trust::drop_authority(&mut layer));
@@ -79,7 +86,7 @@ impl FileLocations {
                 }
                 Some(layer)
             }
-            _ => None,
+            None => None,
         };
         Ok((user, project))
     }

@@ -11,7 +11,10 @@ use crate::config::trust::{self, Baseline, UntrustedProject};
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
 use crate::sandbox::SandboxMode;
-use crate::transport::endpoints::{COMPATIBLE_VAR, Endpoint, Endpoints, variable_prefix};
+use crate::transport::endpoints::{
+    COMPATIBLE_VAR, Endpoint, Endpoints, parse_request_timeout, variable_prefix,
+};
+use crate::transport::response::{REQUEST_TIMEOUT_SECS, REQUEST_TIMEOUT_VAR};
 use agent_protocol::{Limits, Profile, ReasoningEffort, RetrySettings, WireProtocol};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -63,6 +66,8 @@ pub struct Settings {
     pub sandbox_network: Sourced<bool>,
     /// Paths sandboxed commands may not read, from every file (the defaults aside).
     pub sandbox_deny_read: Vec<PathBuf>,
+    /// How long one LLM request may take, head to end of stream, in seconds (0: no limit).
+    pub request_timeout_secs: Sourced<u64>,
     pub limits: LimitSettings,
     /// Every endpoint: built-in ones, `OPENAI_COMPATIBLE_ENDPOINTS` and `[endpoints]`.
     pub endpoints: Endpoints,
@@ -140,7 +145,15 @@ impl Settings {
                 .map(|v| Sourced::new(v, Source::env(name)))
         };
         let flag = |name: &str| Source::flag(name);
-        let (endpoints, endpoint_sources) = merge_endpoints(lookup, &files)?;
+        let request_timeout_secs = pick(
+            Sourced::default_value(REQUEST_TIMEOUT_SECS),
+            files
+                .iter()
+                .map(|f| f.and_then(|f| f.request_timeout_secs.clone()))
+                .chain([parsed_var(lookup, REQUEST_TIMEOUT_VAR, parse_request_timeout)?]),
+        );
+        let (mut endpoints, endpoint_sources) = merge_endpoints(lookup, &files)?;
+        endpoints.set_request_timeout_secs(request_timeout_secs.value);
         let endpoint_retry = merge_retry(&files)?;
         let endpoint_profile = per_endpoint(&files, |s| s.profile.clone());
         let endpoint_reminders = per_endpoint(&files, |s| s.reminders.clone());
@@ -267,6 +280,7 @@ impl Settings {
             sandbox,
             sandbox_network,
             sandbox_deny_read,
+            request_timeout_secs,
             limits,
             endpoints,
             endpoint_sources,

@@ -14,6 +14,8 @@
 //! sandbox = "workspace-write"       # read-only | workspace-write | danger-full-access
 //! sandbox_network = false           # let sandboxed commands use the network
 //! sandbox_deny_read = ["~/secrets"] # more paths commands may not read (absolute or ~/)
+//! request_timeout_secs = 1800       # one LLM request, sent to the end of its answer (default
+//!                                   # 1800; 0: no limit; AGENT_HOST_REQUEST_TIMEOUT_SECS wins)
 //!
 //! [endpoints.ollama]                # an endpoint; built-in names (anthropic, ...) adjust theirs
 //! base_url = "http://127.0.0.1:11434/v1"
@@ -38,8 +40,8 @@
 //! ```
 //!
 //! Environment: `AGENT_PROVIDER`, `AGENT_MODEL`, `AGENT_REASONING_EFFORT`, `AGENT_APPROVAL`,
-//! `<PROVIDER>_MODEL`, and the endpoints' `*_BASE_URL`, `*_API_KEY`,
-//! `OPENAI_COMPATIBLE_ENDPOINTS` (see [`crate::transport::endpoints`]).
+//! `<PROVIDER>_MODEL`, `AGENT_HOST_REQUEST_TIMEOUT_SECS`, and the endpoints' `*_BASE_URL`,
+//! `*_API_KEY`, `OPENAI_COMPATIBLE_ENDPOINTS` (see [`crate::transport::endpoints`]).
 
 pub mod agent_file;
 pub mod defaults;
@@ -48,6 +50,7 @@ pub mod flags;
 pub mod locations;
 pub mod merge;
 pub mod plugins;
+pub mod reading;
 mod run;
 pub mod show;
 pub mod source;

@@ -7,7 +7,6 @@ use crate::config::source::{Source, Sourced};
 use crate::environments::options::{EnvOptions, EnvPolicyArg};
 use crate::transport::endpoints::{COMPATIBLE_VAR, variable_prefix};
 use agent_protocol::{Limits, SessionConfig, WireProtocol};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The provider, its protocol and profile, and the model of a run.
@@ -101,15 +100,9 @@ impl Settings {
         options.env_policy = Some(EnvPolicyArg(self.env_policy.value));
         options.sandbox = Some(self.sandbox.value);
         options.sandbox_network = self.sandbox_network.value;
-        // agent-host's own configuration (keys' names, trusted projects) and sessions.
-        options.sandbox_deny_read = self
-            .user_file
-            .as_ref()
-            .and_then(|(file, _)| file.parent().map(PathBuf::from))
-            .into_iter()
-            .chain(crate::persist::default_state_dir())
-            .chain(self.sandbox_deny_read.iter().cloned())
-            .collect();
+        // agent-host's own configuration and state folders are on the sandbox's default list
+        // (`sandbox::denied`), for every entry point: only the user's additions go here.
+        options.sandbox_deny_read = self.sandbox_deny_read.clone();
         options.read_only |= self.approval.value == ApprovalMode::ReadOnly;
         options
     }

@@ -75,6 +75,8 @@ impl Settings {
         ];
         let limits = &self.limits;
         entries.extend([
+            // One LLM request, head to end of stream (0: no limit).
+            sourced("request_timeout_secs", &self.request_timeout_secs),
             sourced("limits.max_turns", &limits.max_turns),
             sourced("limits.max_session_tokens", &limits.max_session_tokens),
             sourced("limits.max_cost_cents", &limits.max_cost_cents),

@@ -243,3 +243,115 @@ fn a_config_files_servers_and_hooks_start_in_its_own_folder() {
     assert_eq!(agent.mcp_servers["docs"].start_dir(workspace.path()), dir.path());
     assert_eq!(agent.hooks.stop[0].base_dir.as_deref(), Some(dir.path()));
 }
+
+/// A project file is read before it is trusted: a line the parser stops at is named by its
+/// place, never quoted (it could hold anything, a credential if the file is not what it
+/// claims to be).
+#[test]
+fn a_toml_error_names_the_line_and_column_but_never_quotes_the_line() {
+    use crate::config::file::FileLayer;
+    use std::path::Path;
+    let path = Path::new("/w/.agent/config.toml");
+    let error = FileLayer::parse(
+        "model = \"m\"\npassword = hunter2-secret\n",
+        path,
+        LayerKind::Project,
+    )
+    .unwrap_err();
+    assert!(
+        error.starts_with("/w/.agent/config.toml: line 2, column 12: "),
+        "{error}"
+    );
+    assert!(!error.contains("hunter2") && !error.contains('\n'), "{error}");
+    let error = FileLayer::parse(
+        "url = \"https://bob:not-shaped-secret@github.com\"\n",
+        path,
+        LayerKind::Project,
+    )
+    .unwrap_err();
+    assert!(
+        error.contains("line 1, column 1: unknown field `url`") && !error.contains("not-shaped-secret"),
+        "{error}"
+    );
+    // A key's shape in a parser's message is hidden too.
+    let error = FileLayer::parse(
+        "sandbox_network = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\n",
+        path,
+        LayerKind::Project,
+    )
+    .unwrap_err();
+    assert!(!error.contains("ghp_abc"), "{error}");
+    // Nor a value the parser quotes, whatever its shape.
+    let error = FileLayer::parse(
+        "[limits]\nmax_turns = \"my db password is hunter2\"\n",
+        path,
+        LayerKind::Project,
+    )
+    .unwrap_err();
+    assert!(
+        error.contains("line 2, column 13") && error.contains("expected u32"),
+        "{error}"
+    );
+    assert!(!error.contains("hunter2"), "{error}");
+}
+
+#[test]
+fn the_request_deadline_comes_from_the_files_then_the_variable() {
+    let s = settings("", &[]).unwrap();
+    assert_eq!(s.request_timeout_secs.value, 1800);
+    assert_eq!(
+        s.endpoints.request_timeout(),
+        Some(std::time::Duration::from_secs(1800))
+    );
+    let s = settings("request_timeout_secs = 60\n", &[]).unwrap();
+    assert_eq!(
+        s.endpoints.request_timeout(),
+        Some(std::time::Duration::from_secs(60))
+    );
+    assert!(s.request_timeout_secs.source.to_string().contains(":1"));
+    let s = settings(
+        "request_timeout_secs = 60\n",
+        &[("AGENT_HOST_REQUEST_TIMEOUT_SECS", "0")],
+    )
+    .unwrap();
+    assert_eq!(s.endpoints.request_timeout(), None);
+    assert_eq!(
+        s.request_timeout_secs.source,
+        Source::env("AGENT_HOST_REQUEST_TIMEOUT_SECS")
+    );
+    let error = settings("", &[("AGENT_HOST_REQUEST_TIMEOUT_SECS", "soon")]).unwrap_err();
+    assert!(
+        error.starts_with("AGENT_HOST_REQUEST_TIMEOUT_SECS: \"soon\" is not a number of seconds"),
+        "{error}"
+    );
+}
+
+/// An untrusted project may shorten the deadline, not lengthen or remove it.
+#[test]
+fn an_untrusted_project_only_shortens_the_request_deadline() {
+    let untrusted = |text: &str| {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir(work.path().join(".agent")).unwrap();
+        std::fs::write(work.path().join(".agent/config.toml"), text).unwrap();
+        let locations = FileLocations::new(Some(work.path()), None);
+        let locations = FileLocations {
+            user: None,
+            ..locations
+        };
+        Settings::load(&locations, Overrides::default(), &|_| None).unwrap()
+    };
+    assert_eq!(
+        untrusted("request_timeout_secs = 60\n")
+            .request_timeout_secs
+            .value,
+        60
+    );
+    for looser in ["request_timeout_secs = 0\n", "request_timeout_secs = 99999\n"] {
+        let s = untrusted(looser);
+        assert_eq!(s.request_timeout_secs.value, 1800, "{looser}");
+        assert!(
+            s.untrusted_project.unwrap().ignored[0].starts_with("request_timeout_secs"),
+            "{looser}"
+        );
+    }
+}

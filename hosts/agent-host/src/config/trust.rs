@@ -14,7 +14,7 @@
 //! and trusted as such.
 
 use crate::approval::ApprovalMode;
-use crate::config::file::FileLayer;
+use crate::config::file::{FileLayer, toml_error};
 use crate::config::source::Sourced;
 use crate::content_hash::sha256_hex;
 use crate::environments::env_vars::EnvPolicy;
@@ -101,7 +101,7 @@ impl TrustStore {
 
     fn read(&self) -> Result<TrustFile, String> {
         match std::fs::read_to_string(&self.path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| format!("{}: {e}", self.path.display())),
+            Ok(text) => toml::from_str(&text).map_err(|e| toml_error(&self.path, &text, &e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustFile::default()),
             Err(e) => Err(format!("cannot read {}: {e}", self.path.display())),
         }
@@ -156,10 +156,11 @@ impl TrustStore {
                 file.display()
             ));
         }
-        let contents = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let contents = crate::config::reading::project_file(file)?
+            .ok_or_else(|| format!("cannot read {}: there is no such file", file.display()))?;
         let entry = TrustedProject {
             file: canonical(file)?,
-            sha256: sha256_hex(&contents),
+            sha256: sha256_hex(contents.as_bytes()),
         };
         let _lock = self.locked()?;
         let mut store = self.read()?;
@@ -255,6 +256,8 @@ pub struct Baseline {
     pub env_policy: EnvPolicy,
     pub sandbox: SandboxMode,
     pub sandbox_network: bool,
+    /// One LLM request's overall limit in seconds (0: none).
+    pub request_timeout_secs: u64,
     pub limits: agent_protocol::Limits,
     /// The user's cap, if any (without one, the model's own limit applies).
     pub max_output_tokens: Option<u32>,
@@ -297,6 +300,9 @@ impl Baseline {
             sandbox_network: user
                 .and_then(|u| u.sandbox_network.as_ref())
                 .is_some_and(|n| n.value),
+            request_timeout_secs: user
+                .and_then(|u| u.request_timeout_secs.as_ref())
+                .map_or(crate::transport::response::REQUEST_TIMEOUT_SECS, |t| t.value),
             limits,
             max_output_tokens: user
                 .and_then(|u| u.limits.max_output_tokens.as_ref())
@@ -336,6 +342,14 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         base.sandbox_network,
         "sandbox_network",
         |v, b| !v || b,
+        &mut ignored,
+    );
+    // A shorter limit ends a request sooner; none at all is the loosest.
+    keep_if(
+        &mut layer.request_timeout_secs,
+        base.request_timeout_secs,
+        "request_timeout_secs",
+        |v, b| v != 0 && (b == 0 || v <= b),
         &mut ignored,
     );
     let l = &mut layer.limits;

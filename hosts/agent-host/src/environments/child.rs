@@ -34,9 +34,9 @@ impl Child {
         launch: Launch<'_>,
         sandbox: Option<&Sandbox>,
     ) -> Result<Self, crate::environments::process::StartError> {
-        let env = last_of_each(launch.env);
         match sandbox {
             None => {
+                let env = last_of_each(launch.env);
                 let mut cmd = tokio::process::Command::new(launch.program);
                 cmd.args(&launch.args)
                     .current_dir(launch.cwd)
@@ -49,25 +49,11 @@ impl Child {
                     .envs(env);
                 Ok(Self::Plain(cmd.spawn()?))
             }
-            Some(sandbox) => {
-                let confinement = sandbox.prepare()?.in_dir(launch.cwd)?;
-                let path = find_program(launch.program, &env)?;
-                let program = Program {
-                    path: c_string(path.into_os_string().into_vec())?,
-                    argv: std::iter::once(launch.program.to_os_string())
-                        .chain(launch.args)
-                        .map(|arg| c_string(arg.into_vec()))
-                        .collect::<std::io::Result<_>>()?,
-                    env: env
-                        .into_iter()
-                        .map(|(name, value)| c_string(format!("{name}={value}").into_bytes()))
-                        .collect::<std::io::Result<_>>()?,
-                };
-                Ok(Self::Sandboxed(crate::sandbox::spawn::spawn(
-                    &program,
-                    &confinement,
-                )?))
-            }
+            Some(sandbox) => Ok(Self::Sandboxed(start_sandboxed(
+                launch,
+                sandbox,
+                crate::sandbox::spawn::Stdin::Null,
+            )?)),
         }
     }
 
@@ -98,6 +84,31 @@ impl Child {
             Self::Sandboxed(child) => child.stderr.take().map(|p| Box::new(p) as OutputPipe),
         }
     }
+}
+
+/// Starts `launch` in `sandbox` (see [`crate::sandbox::spawn`]): stdout and stderr piped,
+/// stdin `/dev/null` or piped. For programs agent-host runs on its own account that a
+/// repository controls (a trusted project's hooks and MCP servers) as for commands.
+pub(crate) fn start_sandboxed(
+    launch: Launch<'_>,
+    sandbox: &Sandbox,
+    stdin: crate::sandbox::spawn::Stdin,
+) -> Result<SandboxedChild, crate::environments::process::StartError> {
+    let env = last_of_each(launch.env);
+    let confinement = sandbox.prepare()?.in_dir(launch.cwd)?;
+    let path = find_program(launch.program, &env)?;
+    let program = Program {
+        path: c_string(path.into_os_string().into_vec())?,
+        argv: std::iter::once(launch.program.to_os_string())
+            .chain(launch.args)
+            .map(|arg| c_string(arg.into_vec()))
+            .collect::<std::io::Result<_>>()?,
+        env: env
+            .into_iter()
+            .map(|(name, value)| c_string(format!("{name}={value}").into_bytes()))
+            .collect::<std::io::Result<_>>()?,
+    };
+    Ok(crate::sandbox::spawn::spawn(&program, &confinement, stdin)?)
 }
 
 /// The variables with a later entry of a name replacing an earlier one, in first-seen order.

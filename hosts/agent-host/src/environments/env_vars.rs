@@ -42,9 +42,11 @@ const CORE: &[&str] = &[
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EnvPolicy {
     /// Everything except credentials: variables named like one (`*KEY`, `*SECRET*`,
-    /// `*TOKEN`, `*PASSWORD`, `*PASS`, `*_PAT`, `*CREDENTIAL*`, ...; see
-    /// [`crate::secrets::names`]), values shaped like one (a URL with a password, a provider
-    /// key), and every endpoint's key variable.
+    /// `*TOKEN`, `*PASSWORD`, `*PASS`, `*_PAT`, `*CREDENTIAL*`, `*JWT`, `*DSN`, `*WEBHOOK*`,
+    /// `*COOKIE*`, `*_SESSION`, auth headers, `AGENT_HOST_QUEUE`, ...; see
+    /// [`crate::secrets::names`]), values shaped like one (a URL with a password, or a
+    /// password, token, key or signature in its query; a provider key), and every
+    /// endpoint's key variable.
     #[default]
     InheritAll,
     /// Only the core variables (PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and
@@ -195,5 +197,48 @@ mod credential_tests {
         // An endpoint's key variable whose name says nothing.
         withhold("MY_LLM_VAR19");
         assert_eq!(names(EnvPolicy::InheritAll.filter(vars(), &[])), ["EDITOR"]);
+    }
+
+    /// Credentials the name rules missed (a CI job's token, a DSN, a webhook, an auth
+    /// header, agent-host's own queue address with its password), and names around them
+    /// that are no credential and that ordinary commands need.
+    #[test]
+    fn tokens_dsns_webhooks_auth_headers_and_queue_passwords_are_withheld() {
+        let vars = || {
+            [
+                ("CI_JOB_JWT", "eyJhbGciOiJSUzI1NiJ9.e30.sig"),
+                ("CI_JOB_JWT_V2", "eyJhbGciOiJSUzI1NiJ9.e30.sig2"),
+                ("SENTRY_DSN", "https://abc123@o1.ingest.sentry.io/1"),
+                ("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/XYZ"),
+                ("AUTH_HEADER", "Bearer abc"),
+                ("AGENT_HOST_QUEUE", "redis+unix:///run/redis.sock?pass=queue-pw"),
+                ("UPLOAD_TARGET", "https://a.blob.core.windows.net/c?sv=1&sig=abc"),
+                ("CACHE_ADDRESS", "redis://:cache-pw@cache:6379"),
+                ("AUTHOR", "Ada"),
+                ("GIT_AUTHOR_NAME", "Ada"),
+                ("DESKTOP_SESSION", "ubuntu"),
+                ("XDG_SESSION_ID", "3"),
+                ("SSH_AUTH_SOCK", "/run/agent.sock"),
+                ("DOCS_URL", "https://docs.example/search?q=x"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        };
+        let kept: Vec<String> = EnvPolicy::InheritAll
+            .filter(vars(), &[])
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "AUTHOR",
+                "GIT_AUTHOR_NAME",
+                "DESKTOP_SESSION",
+                "XDG_SESSION_ID",
+                "SSH_AUTH_SOCK",
+                "DOCS_URL"
+            ]
+        );
     }
 }

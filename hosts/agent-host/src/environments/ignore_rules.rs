@@ -1,4 +1,6 @@
 //! The ignore rules of a tree (`.gitignore`, `.ignore`, `.git/info/exclude`) read safely.
+//! [`walker`] applies them as ripgrep does; [`git_walker`] only those git applies, for a
+//! listing that must match `git status` (a batch's patch).
 //!
 //! ripgrep's `ignore` crate reads those files itself, following links, in full and with a
 //! blocking open: a repository whose `.gitignore` is a link to `/dev/zero`, a FIFO or a
@@ -36,6 +38,19 @@ pub struct WalkRules {
     pub list_ignore_files: bool,
 }
 
+/// Whose ignore files a walk reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Dialect {
+    /// ripgrep's: `.gitignore`, `.ignore` and the repository's exclude file, from the
+    /// repository root (which may be above `base`) down.
+    Ripgrep,
+    /// git's, for a tree that is its own repository: `base`'s `.git/info/exclude` and the
+    /// `.gitignore` files from `base` down. Never `.ignore`, which git does not read (a
+    /// self-hiding `.ignore` would keep new files out of a listing `git status` shows them
+    /// in), nor anything above `base`.
+    Git,
+}
+
 /// A walker over `base` that applies the tree's ignore rules as described in the module
 /// comment, never follows links, and keeps only entries `keep` admits (it sees entries
 /// the rules let through; returning false for a folder skips what is under it).
@@ -44,7 +59,29 @@ pub fn walker(
     rules: WalkRules,
     keep: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
 ) -> WalkBuilder {
-    let ignores = Arc::new(IgnoreFiles::new(base, rules.gitignore_needs_git));
+    build(base, rules, Dialect::Ripgrep, keep)
+}
+
+/// A walker over `base` as [`walker`], hidden entries included, that applies only the rules
+/// git would if `base` were a repository's root (see [`Dialect::Git`]): what it lists is
+/// what `git status` would show there, ignore files that hide themselves included in
+/// neither. The global exclude file of the user's git configuration is not read.
+pub fn git_walker(base: &Path, keep: impl Fn(&DirEntry) -> bool + Send + Sync + 'static) -> WalkBuilder {
+    let rules = WalkRules {
+        skip_hidden: false,
+        gitignore_needs_git: false,
+        list_ignore_files: false,
+    };
+    build(base, rules, Dialect::Git, keep)
+}
+
+fn build(
+    base: &Path,
+    rules: WalkRules,
+    dialect: Dialect,
+    keep: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+) -> WalkBuilder {
+    let ignores = Arc::new(IgnoreFiles::new(base, rules.gitignore_needs_git, dialect));
     let mut builder = WalkBuilder::new(base);
     builder
         .standard_filters(false)
@@ -66,6 +103,7 @@ struct IgnoreFiles {
     /// The folder holding `.git`, when `base` is in a repository.
     git_root: Option<PathBuf>,
     read_gitignore: bool,
+    dialect: Dialect,
     /// Folders from the repository root (or `base`) down to `base`'s parent, deepest last,
     /// whose rules also apply below `base`, as git applies them.
     above: Vec<Arc<Gitignore>>,
@@ -75,14 +113,17 @@ struct IgnoreFiles {
 }
 
 impl IgnoreFiles {
-    fn new(base: &Path, gitignore_needs_git: bool) -> Self {
-        let git_root = base
-            .ancestors()
-            .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
-            .map(Path::to_path_buf);
+    fn new(base: &Path, gitignore_needs_git: bool, dialect: Dialect) -> Self {
+        let has_git = |dir: &&Path| std::fs::symlink_metadata(dir.join(".git")).is_ok();
+        let git_root = match dialect {
+            Dialect::Ripgrep => base.ancestors().find(has_git),
+            Dialect::Git => Some(base).filter(has_git),
+        }
+        .map(Path::to_path_buf);
         let mut files = Self {
             base: base.to_path_buf(),
             read_gitignore: git_root.is_some() || !gitignore_needs_git,
+            dialect,
             git_root,
             above: Vec::new(),
             by_folder: Mutex::new(HashMap::new()),
@@ -145,7 +186,9 @@ impl IgnoreFiles {
             }
             sources.push(dir.join(".gitignore"));
         }
-        sources.push(dir.join(".ignore"));
+        if self.dialect == Dialect::Ripgrep {
+            sources.push(dir.join(".ignore"));
+        }
         for source in sources {
             let Some(text) = read_bounded(&source) else {
                 continue;
@@ -303,6 +346,39 @@ mod tests {
             ..ALL
         };
         assert_eq!(names(base, checkpoint), ["sub", "sub/.ignore"]);
+    }
+
+    /// git's rules only: `.ignore` is not git's, the repository's exclude file is, and a
+    /// tree that is its own repository takes nothing from the folders above it.
+    #[test]
+    fn the_git_walker_applies_only_the_rules_git_applies_from_its_base() {
+        let dir = tempfile::tempdir().unwrap();
+        let outer = dir.path();
+        fs::create_dir_all(outer.join(".git")).unwrap();
+        fs::write(outer.join(".gitignore"), "*.log\n").unwrap();
+        let base = outer.join("work");
+        fs::create_dir_all(base.join(".git/info")).unwrap();
+        fs::write(base.join(".git/info/exclude"), "scratch.txt\n").unwrap();
+        fs::write(base.join(".gitignore"), "build/\n").unwrap();
+        fs::write(base.join(".ignore"), "*\n").unwrap();
+        fs::create_dir(base.join("build")).unwrap();
+        for file in ["build/out", "scratch.txt", "new.txt", "run.log"] {
+            fs::write(base.join(file), "x").unwrap();
+        }
+        let mut found: Vec<String> = git_walker(&base, |e| e.file_name() != ".git")
+            .build()
+            .flatten()
+            .filter(|e| e.depth() > 0)
+            .map(|e| {
+                e.path()
+                    .strip_prefix(&base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        found.sort();
+        assert_eq!(found, [".gitignore", ".ignore", "new.txt", "run.log"]);
     }
 
     /// Together the ignore files of a walk are read up to a total: past it, rules are not

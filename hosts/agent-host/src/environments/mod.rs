@@ -4,7 +4,8 @@
 //! valid as the local machine alone. [`options::EnvOptions`] picks and wraps one.
 
 mod call_tag;
-mod child;
+pub(crate) mod child;
+pub mod command_output;
 pub mod delegating;
 mod dir_flags;
 pub mod env_vars;
@@ -21,10 +22,12 @@ mod scratch;
 mod search;
 pub mod ssh;
 
+pub use command_output::{OUTPUT_CAP, OUTPUT_CAP_VAR, parse_size};
 pub use delegating::Delegating;
 pub use env_vars::EnvPolicy;
 pub use environment::{Environment, MAX_READ, read_window};
+pub use ignore_rules::git_walker;
 pub use local::LocalEnvironment;
 pub use options::EnvOptions;
 pub use policy::{CommandGuard, Logged, PathPolicy, ReadOnly, Scoped};
-pub use process::{OUTPUT_CAP, OUTPUT_CAP_VAR, ProcessHandle, kill_every_command, parse_size};
+pub use process::{ProcessHandle, kill_every_command};

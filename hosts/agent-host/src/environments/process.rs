@@ -5,6 +5,7 @@
 
 use crate::environments::call_tag;
 use crate::environments::child::{Child, Launch};
+use crate::environments::command_output::drain;
 use crate::environments::env_vars::EnvPolicy;
 use crate::sandbox::{Sandbox, SandboxError};
 use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
@@ -12,50 +13,11 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncReadExt;
 use tokio::sync::{Notify, mpsc, watch};
 
-/// Bytes of each stream of one command kept for its result and streamed as output deltas,
-/// unless [`OUTPUT_CAP_VAR`] says otherwise; beyond it output is counted, not kept, so a
-/// runaway command fills neither the host's memory nor the session's log (the model sees far
-/// less: the core truncates what it is shown).
-pub const OUTPUT_CAP: usize = 16 * 1024 * 1024;
-/// The variable that sets the cap, in bytes (`K`, `M` and `G` suffixes allowed).
-pub const OUTPUT_CAP_VAR: &str = "AGENT_HOST_MAX_COMMAND_OUTPUT";
-
-/// The cap in effect: [`OUTPUT_CAP_VAR`] when set and valid (else a warning), else
-/// [`OUTPUT_CAP`].
-pub fn output_cap() -> usize {
-    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CAP.get_or_init(|| {
-        let Ok(value) = std::env::var(OUTPUT_CAP_VAR) else {
-            return OUTPUT_CAP;
-        };
-        parse_size(&value).unwrap_or_else(|| {
-            tracing::warn!("{OUTPUT_CAP_VAR}={value:?} is not a size (e.g. 4M); using {OUTPUT_CAP} bytes");
-            OUTPUT_CAP
-        })
-    })
-}
-
-/// `4096`, `64K`, `4M`, `1G` as bytes.
-pub fn parse_size(value: &str) -> Option<usize> {
-    let value = value.trim();
-    let (digits, unit) = match value.char_indices().last()? {
-        (i, 'K' | 'k') => (&value[..i], 1 << 10),
-        (i, 'M' | 'm') => (&value[..i], 1 << 20),
-        (i, 'G' | 'g') => (&value[..i], 1 << 30),
-        _ => (value, 1),
-    };
-    digits
-        .trim()
-        .parse::<usize>()
-        .ok()?
-        .checked_mul(unit)
-        .filter(|n| *n > 0)
-}
 /// Time between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long pipes may stay open after the shell exits (a backgrounded child holding them).
@@ -63,7 +25,8 @@ const PIPE_LINGER: Duration = Duration::from_millis(500);
 
 /// A spawned command, as the component's `process` resource.
 pub struct ProcessHandle {
-    pid: u32,
+    /// 0 until the command has started (it may wait for a place).
+    pid: Arc<AtomicU32>,
     output: mpsc::UnboundedReceiver<OutputChunk>,
     result: watch::Receiver<Option<ExecResult>>,
     kill: Arc<Notify>,
@@ -85,7 +48,7 @@ impl ProcessHandle {
         kill: Arc<Notify>,
     ) -> Self {
         Self {
-            pid,
+            pid: Arc::new(AtomicU32::new(pid)),
             output,
             result,
             kill,
@@ -96,7 +59,7 @@ impl ProcessHandle {
     }
 
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.pid.load(Ordering::Relaxed)
     }
 
     /// Next output chunk; `None` once both streams are closed.
@@ -254,8 +217,71 @@ pub fn spawn_program(
     start(program.as_os_str(), args, run_in)
 }
 
+/// Commands that run at once in one agent-host process, all sessions and subagents
+/// together, unless [`MAX_RUNNING_VAR`] says otherwise; more wait for a place (their
+/// timeout runs from their start). One response may hold thousands of calls.
+pub const MAX_RUNNING: usize = 32;
+/// The variable that sets [`MAX_RUNNING`].
+pub const MAX_RUNNING_VAR: &str = "AGENT_HOST_MAX_RUNNING_COMMANDS";
+
+/// The places for running commands (see [`MAX_RUNNING`]).
+fn running_slots() -> &'static Arc<tokio::sync::Semaphore> {
+    static SLOTS: OnceLock<Arc<tokio::sync::Semaphore>> = OnceLock::new();
+    SLOTS.get_or_init(|| Arc::new(tokio::sync::Semaphore::new(running_slots_total())))
+}
+
+/// How many commands may run at once: [`MAX_RUNNING_VAR`] when set to a positive number
+/// (else a warning), else [`MAX_RUNNING`].
+fn running_slots_total() -> usize {
+    static TOTAL: OnceLock<usize> = OnceLock::new();
+    *TOTAL.get_or_init(|| match std::env::var(MAX_RUNNING_VAR) {
+        Err(_) => MAX_RUNNING,
+        Ok(value) => match value.trim().parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                tracing::warn!("{MAX_RUNNING_VAR}={value:?} is not a positive number; using {MAX_RUNNING}");
+                MAX_RUNNING
+            }
+        },
+    })
+}
+
+/// Everything needed to start a command, owned: a command waiting for a place starts
+/// later, from a task of its own.
+struct Pending {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+    timeout: Duration,
+    sandbox: Option<Arc<Sandbox>>,
+    /// The call's tag in the command's environment (see [`call_tag`]).
+    tag: String,
+}
+
+impl Pending {
+    fn start(&self) -> Result<Child, StartError> {
+        let launch = Launch {
+            program: &self.program,
+            args: self.args.clone(),
+            cwd: &self.cwd,
+            env: self.env.clone(),
+        };
+        Child::start(launch, self.sandbox.as_deref())
+    }
+}
+
+/// What the supervisor reports to the command's handle.
+struct Reporting {
+    chunks: mpsc::UnboundedSender<OutputChunk>,
+    result: watch::Sender<Option<ExecResult>>,
+    kill: Arc<Notify>,
+    refusal: Arc<OnceLock<String>>,
+    pid: Arc<AtomicU32>,
+}
+
 /// Runs `program` supervised: own process group, stdin closed, pipes drained, the timeout,
-/// and the sandbox if there is one.
+/// and the sandbox if there is one; once a place is free (see [`MAX_RUNNING`]).
 fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<ProcessHandle, StartError> {
     let RunIn {
         cwd,
@@ -277,83 +303,156 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
     env.extend(extra_env.iter().cloned());
     let tag = call_tag::next_tag();
     env.push((call_tag::CALL_VAR.to_string(), tag.clone()));
-    let started = Instant::now();
-    let launch = Launch {
-        program,
+    let pending = Pending {
+        program: program.to_os_string(),
         args,
-        cwd,
+        cwd: cwd.to_path_buf(),
         env,
+        timeout,
+        sandbox,
+        tag,
     };
-    let mut child = Child::start(launch, sandbox.as_deref())?;
-    let pid = child.id();
-    live_groups().insert(pid, tag.clone());
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
-    let kill = Arc::new(Notify::new());
-    let refusal = Arc::new(OnceLock::new());
-    let refused = refusal.clone();
-    let stdout = child
-        .take_stdout()
-        .map(|s| tokio::spawn(drain(s, OutputStream::Stdout, chunk_tx.clone())));
-    let stderr = child
-        .take_stderr()
-        .map(|s| tokio::spawn(drain(s, OutputStream::Stderr, chunk_tx)));
-    let kill_signal = kill.clone();
-    tokio::spawn(async move {
-        let mut timed_out = false;
-        let status = tokio::select! {
-            status = child.wait() => status,
-            _ = tokio::time::sleep(timeout) => {
-                timed_out = true;
-                terminate(&mut child, pid).await
-            }
-            _ = kill_signal.notified() => terminate(&mut child, pid).await,
-        };
-        // The call is over, and so is everything it left running, in its group (`sleep 300 &`
-        // would otherwise outlive it, and agent-host, holding the output pipes open) or out
-        // of it (`setsid`).
-        let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
-        live_groups().remove(&pid);
-        let _ = tokio::task::spawn_blocking(move || call_tag::kill_tagged(&tag)).await;
-        let exit_code = status.ok().and_then(|s| s.code()).unwrap_or(-1);
-        let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
-            let Some(task) = task else { return Vec::new() };
-            let abort = task.abort_handle();
-            match tokio::time::timeout(PIPE_LINGER, task).await {
-                Ok(Ok(bytes)) => bytes,
-                _ => {
-                    abort.abort();
-                    Vec::new()
-                }
-            }
-        };
-        let (out, err) = tokio::join!(collect(stdout), collect(stderr));
-        // A credential a command printed anyway (read from a file) is not handed on.
-        let mut stderr = crate::secrets::redact_known(&String::from_utf8_lossy(&err));
-        let failed = timed_out || exit_code != 0;
-        if let Some(sandbox) = sandbox.filter(|_| failed)
-            && let Some(line) = sandbox.refusal_line(&stderr)
-        {
-            append_line(&mut stderr, &sandbox.explain_denial());
-            let _ = refused.set(line);
-        }
-        let _ = result_tx.send(Some(ExecResult {
-            stdout: crate::secrets::redact_known(&String::from_utf8_lossy(&out)),
-            stderr,
-            exit_code: if timed_out { -1 } else { exit_code },
-            timed_out,
-            duration_ms: started.elapsed().as_millis() as u64,
-        }));
-    });
-    Ok(ProcessHandle {
-        pid,
+    let reporting = Reporting {
+        chunks: chunk_tx,
+        result: result_tx,
+        kill: Arc::new(Notify::new()),
+        refusal: Arc::new(OnceLock::new()),
+        pid: Arc::new(AtomicU32::new(0)),
+    };
+    let handle = ProcessHandle {
+        pid: reporting.pid.clone(),
         output: chunk_rx,
         result: result_rx,
-        kill,
-        refusal,
+        kill: reporting.kill.clone(),
+        refusal: reporting.refusal.clone(),
         rerun: None,
         note: None,
-    })
+    };
+    match running_slots().clone().try_acquire_owned() {
+        Ok(place) => {
+            // Started here, so that a command that cannot start is the call's error.
+            let child = pending.start()?;
+            tokio::spawn(supervise(child, pending, reporting, place));
+        }
+        Err(_) => {
+            tracing::info!(
+                "a command waits for a place: {} commands are running ({MAX_RUNNING_VAR})",
+                running_slots_total()
+            );
+            tokio::spawn(async move {
+                let place = tokio::select! {
+                    place = running_slots().clone().acquire_owned() => place,
+                    _ = reporting.kill.notified() => {
+                        let _ = reporting.result.send(Some(not_started("it was stopped while it waited to start")));
+                        return;
+                    }
+                };
+                let Ok(place) = place else { return };
+                match pending.start() {
+                    Ok(child) => supervise(child, pending, reporting, place).await,
+                    Err(e) => {
+                        let _ = reporting
+                            .result
+                            .send(Some(not_started(&format!("it could not start: {e}"))));
+                    }
+                }
+            });
+        }
+    }
+    Ok(handle)
+}
+
+/// The result of a command that never ran.
+fn not_started(why: &str) -> ExecResult {
+    ExecResult {
+        stdout: String::new(),
+        stderr: format!("agent-host: the command did not run: {why}"),
+        exit_code: -1,
+        timed_out: false,
+        duration_ms: 0,
+    }
+}
+
+/// Drains the command's output, applies its timeout and kill switch, ends whatever it left
+/// running and reports its result; its place is given back at the end.
+async fn supervise(
+    mut child: Child,
+    pending: Pending,
+    reporting: Reporting,
+    _place: tokio::sync::OwnedSemaphorePermit,
+) {
+    let Reporting {
+        chunks,
+        result: result_tx,
+        kill,
+        refusal: refused,
+        pid: shared_pid,
+    } = reporting;
+    let Pending {
+        timeout,
+        sandbox,
+        tag,
+        ..
+    } = pending;
+    let started = Instant::now();
+    let pid = child.id();
+    shared_pid.store(pid, Ordering::Relaxed);
+    live_groups().insert(pid, tag.clone());
+    let stdout = child
+        .take_stdout()
+        .map(|s| tokio::spawn(drain(s, OutputStream::Stdout, chunks.clone())));
+    let stderr = child
+        .take_stderr()
+        .map(|s| tokio::spawn(drain(s, OutputStream::Stderr, chunks)));
+    let mut timed_out = false;
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = tokio::time::sleep(timeout) => {
+            timed_out = true;
+            terminate(&mut child, pid).await
+        }
+        _ = kill.notified() => terminate(&mut child, pid).await,
+    };
+    // The call is over, and so is everything it left running, in its group (`sleep 300 &`
+    // would otherwise outlive it, and agent-host, holding the output pipes open) or out
+    // of it (`setsid`). A sandboxed command's PID namespace ended with its init; an
+    // unsandboxed one's escapees are found by the call's tag.
+    let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+    live_groups().remove(&pid);
+    if sandbox.is_none() {
+        let _ = tokio::task::spawn_blocking(move || call_tag::kill_tagged(&tag)).await;
+    }
+    let exit_code = status.ok().and_then(|s| s.code()).unwrap_or(-1);
+    let collect = |task: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
+        let Some(task) = task else { return Vec::new() };
+        let abort = task.abort_handle();
+        match tokio::time::timeout(PIPE_LINGER, task).await {
+            Ok(Ok(bytes)) => bytes,
+            _ => {
+                abort.abort();
+                Vec::new()
+            }
+        }
+    };
+    let (out, err) = tokio::join!(collect(stdout), collect(stderr));
+    // A credential a command printed anyway (read from a file) is not handed on.
+    let mut stderr = crate::secrets::redact_known(&String::from_utf8_lossy(&err));
+    let failed = timed_out || exit_code != 0;
+    if let Some(sandbox) = sandbox.filter(|_| failed)
+        && let Some(line) = sandbox.refusal_line(&stderr)
+    {
+        append_line(&mut stderr, &sandbox.explain_denial());
+        let _ = refused.set(line);
+    }
+    let _ = result_tx.send(Some(ExecResult {
+        stdout: crate::secrets::redact_known(&String::from_utf8_lossy(&out)),
+        stderr,
+        exit_code: if timed_out { -1 } else { exit_code },
+        timed_out,
+        duration_ms: started.elapsed().as_millis() as u64,
+    }));
 }
 
 /// The process groups of the commands running now (each command leads its own), with
@@ -387,81 +486,5 @@ async fn terminate(child: &mut Child, pid: u32) -> std::io::Result<std::process:
             let _ = killpg(group, Signal::SIGKILL);
             child.wait().await
         }
-    }
-}
-
-/// Output of one stream kept up to [`output_cap`]; beyond it bytes are counted only.
-#[derive(Default)]
-pub struct CappedOutput {
-    kept: Vec<u8>,
-    dropped: usize,
-}
-
-impl CappedOutput {
-    /// Keeps what fits and returns it (what should be streamed on).
-    pub fn push(&mut self, data: &[u8]) -> Vec<u8> {
-        let room = output_cap().saturating_sub(self.kept.len());
-        let keep = data.len().min(room);
-        self.kept.extend_from_slice(&data[..keep]);
-        self.dropped += data.len() - keep;
-        data[..keep].to_vec()
-    }
-
-    /// Everything kept, with a note of what was discarded.
-    pub fn finish(mut self) -> Vec<u8> {
-        if self.dropped > 0 {
-            self.kept.extend_from_slice(
-                format!(
-                    "\n[output capped at {} bytes ({OUTPUT_CAP_VAR}): {} further bytes were discarded]\n",
-                    output_cap(),
-                    self.dropped
-                )
-                .as_bytes(),
-            );
-        }
-        self.kept
-    }
-}
-
-/// Reads a pipe to its end, forwarding chunks and keeping up to [`output_cap`] bytes.
-async fn drain(
-    mut pipe: impl tokio::io::AsyncRead + Unpin,
-    stream: OutputStream,
-    chunks: mpsc::UnboundedSender<OutputChunk>,
-) -> Vec<u8> {
-    let mut output = CappedOutput::default();
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let live = output.push(&buf[..n]);
-                if !live.is_empty() {
-                    // A known credential is kept out of the streamed deltas too (one split
-                    // across two reads is not recognised; the result is redacted whole).
-                    let data = match String::from_utf8(live) {
-                        Ok(text) => crate::secrets::redact_known(&text).into_bytes(),
-                        Err(raw) => raw.into_bytes(),
-                    };
-                    let _ = chunks.send(OutputChunk { stream, data });
-                }
-            }
-        }
-    }
-    output.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes_read_with_their_units() {
-        assert_eq!(parse_size("4096"), Some(4096));
-        assert_eq!(parse_size("64K"), Some(64 << 10));
-        assert_eq!(parse_size(" 4m "), Some(4 << 20));
-        assert_eq!(parse_size("1G"), Some(1 << 30));
-        assert_eq!(parse_size("0"), None);
-        assert_eq!(parse_size("lots"), None);
     }
 }

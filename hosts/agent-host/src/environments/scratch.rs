@@ -1,8 +1,9 @@
-//! The folder where cut tool outputs are saved in full for the model (issue 22): a private
-//! (0700) folder outside the workspace, removed when the environment goes. Its name carries
-//! the process id, so a later agent-host removes what a killed one left. Commands cannot
-//! write it (the sandbox's writable roots do not include it), and for `run` and `chat` it
-//! is in agent-host's state folder, which the sandbox hides from them.
+//! The folder where cut tool outputs are saved in full for the model: a private (0700)
+//! folder outside the workspace, removed when the environment goes, in a folder of such
+//! folders that is private too. Its name carries the process id, so a later agent-host
+//! removes what a killed one left. Commands cannot write it (the sandbox's writable roots do
+//! not include it), and a local environment keeps it in agent-host's state folder, which the
+//! sandbox hides from every command (see `sandbox::denied`).
 
 use std::path::Path;
 
@@ -23,6 +24,12 @@ impl ScratchFolder {
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
         let made = match parent {
             Some(parent) => {
+                // The folder of every process's outputs: only the user may enter it, whoever
+                // made it and however (an older agent-host made it 0755).
+                if let Err(error) = crate::private_files::create_private_dir(parent) {
+                    tracing::warn!(%error, "no folder for saved tool outputs; long outputs are only cut");
+                    return None;
+                }
                 remove_orphans(parent);
                 builder.tempdir_in(parent)
             }
@@ -77,6 +84,7 @@ mod tests {
         std::fs::write(orphan.join("out.txt"), "old output").unwrap();
         let unrelated = parent.path().join("sessions");
         std::fs::create_dir(&unrelated).unwrap();
+        std::fs::set_permissions(parent.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
 
         let folder = ScratchFolder::create(Some(parent.path())).unwrap();
         assert!(!orphan.exists(), "a dead process's outputs are removed");
@@ -88,6 +96,12 @@ mod tests {
         );
         let mode = std::fs::metadata(folder.path()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
+        let parent_mode = std::fs::metadata(parent.path()).unwrap().permissions().mode();
+        assert_eq!(
+            parent_mode & 0o777,
+            0o700,
+            "the folder of outputs is narrowed too"
+        );
         let path = folder.path().to_path_buf();
         drop(folder);
         assert!(!path.exists(), "removed with the environment");

@@ -1,16 +1,22 @@
-//! Running hooks: each one a process in the session's working directory, given the event as
-//! one JSON object on standard input, within its timeout. A hook that fails (another exit
-//! status, a timeout, a program that cannot run) is reported in the log and does not stop
-//! the session, as in Claude Code; only a refusal does.
+//! Running hooks: each one a process in the session's working directory (the user's in
+//! the user's folder), given the event as one JSON object on standard input, within its
+//! timeout. A hook that fails (another exit status, a timeout, a program that cannot run) is
+//! reported in the log and does not stop the session, as in Claude Code; only a refusal
+//! does.
 
 use super::spec::{HookSpec, HooksConfig};
+use super::start::{ProjectHooks, start};
+use crate::environments::env_vars::EnvPolicy;
+use crate::sandbox::Sandbox;
 use agent_protocol::event::EventData;
 use agent_protocol::ports::ApprovalRequest;
 use serde_json::{Value, json};
-use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The most of each of a hook's output streams that is kept (its decision is a line of
+/// JSON, its reason a few lines).
+const MAX_OUTPUT: u64 = 1 << 20;
 
 /// The most of a refusal's reason the model is shown.
 const MAX_REASON: usize = 2000;
@@ -18,6 +24,8 @@ const MAX_REASON: usize = 2000;
 #[derive(Debug)]
 pub struct Hooks {
     config: HooksConfig,
+    /// Where a trusted project's hooks run.
+    project: ProjectHooks,
 }
 
 /// What one hook said.
@@ -29,9 +37,29 @@ enum Outcome {
 }
 
 impl Hooks {
-    /// `None` when no hook is configured.
+    /// `None` when no hook is configured. A trusted project's hooks do not run until
+    /// [`Hooks::with_project_sandbox`] says where.
     pub fn new(config: HooksConfig) -> Option<Arc<Self>> {
-        (!config.is_empty()).then(|| Arc::new(Self { config }))
+        (!config.is_empty()).then(|| {
+            Arc::new(Self {
+                config,
+                project: ProjectHooks::NoSandboxGiven,
+            })
+        })
+    }
+
+    /// These hooks with a trusted project's run in `sandbox`, the session's command sandbox
+    /// (`None`: the session runs commands with the user's rights, `danger-full-access`,
+    /// and so these), with the variables `env_policy` gives the session's commands. The
+    /// user's own hooks run unsandboxed either way, with agent-host's variables.
+    pub fn with_project_sandbox(&self, sandbox: Option<Arc<Sandbox>>, env_policy: EnvPolicy) -> Arc<Self> {
+        Arc::new(Self {
+            config: self.config.clone(),
+            project: match sandbox {
+                Some(sandbox) => ProjectHooks::Sandboxed(sandbox, env_policy),
+                None => ProjectHooks::Unsandboxed(env_policy),
+            },
+        })
     }
 
     /// Runs the `before_tool` hooks whose matcher takes the tool, in order; the first
@@ -52,7 +80,7 @@ impl Hooks {
             .iter()
             .filter(|h| h.matches(&request.tool_name))
         {
-            match run(hook, &input, cwd).await {
+            match run(hook, &input, cwd, &self.project).await {
                 Outcome::Continue => {}
                 Outcome::Refuse(reason) => {
                     return Some(format!(
@@ -97,11 +125,18 @@ impl Hooks {
         input["hook_event_name"] = json!(name);
         let matching = hooks.iter().filter(|h| tool.is_none_or(|t| h.matches(t)));
         for hook in matching {
-            if let Outcome::Failed(why) = run(hook, &input, cwd).await {
+            if let Outcome::Failed(why) = run(hook, &input, cwd, &self.project).await {
                 report(name, hook, &why);
             }
         }
     }
+}
+
+/// How a hook ended, and what it wrote.
+struct Output {
+    status: std::process::ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
 }
 
 fn report(event: &str, hook: &HookSpec, why: &str) {
@@ -109,51 +144,49 @@ fn report(event: &str, hook: &HookSpec, why: &str) {
 }
 
 /// Runs one hook with `input` on its standard input.
-async fn run(hook: &HookSpec, input: &Value, cwd: &str) -> Outcome {
-    let mut command = tokio::process::Command::new(&hook.command[0]);
-    command
-        .args(&hook.command[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // The user's hook runs in the user's folder; a project's in the session's (a remote
-    // session's folder is not here: then where agent-host runs).
-    match &hook.base_dir {
-        Some(dir) => {
-            command.current_dir(dir);
-        }
-        None if Path::new(cwd).is_dir() => {
-            command.current_dir(cwd);
-        }
-        None => {}
-    }
-    // Its own process group, so that a timeout ends whatever it started too.
-    command.process_group(0);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => return Outcome::Failed(format!("cannot run {:?}: {e}", hook.command[0])),
+async fn run(hook: &HookSpec, input: &Value, cwd: &str, project: &ProjectHooks) -> Outcome {
+    let (mut child, stdin) = match start(hook, cwd, project) {
+        Ok(started) => started,
+        Err(why) => return Outcome::Failed(why),
     };
     let group = child.id();
-    let stdin = child.stdin.take();
+    let (stdout, stderr) = (child.take_stdout(), child.take_stderr());
     let line = format!("{input}\n");
     // The input is written while the output is read, both within the timeout: a hook that
     // reads nothing cannot stall the write past it.
-    let finished = async move {
+    let finished = async {
         let write = async move {
             if let Some(mut stdin) = stdin {
                 // A hook that does not read its input may have closed it: its business.
                 let _ = stdin.write_all(line.as_bytes()).await;
             }
         };
-        let ((), output) = tokio::join!(write, child.wait_with_output());
-        output
+        // Kept up to a cap, the rest read and dropped (so the hook never stalls on a full
+        // pipe): a hook, perhaps one a command rewrote, cannot fill agent-host's memory.
+        let read = |pipe: Option<crate::environments::child::OutputPipe>| async move {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                (&mut pipe).take(MAX_OUTPUT).read_to_end(&mut text).await?;
+                tokio::io::copy(&mut pipe, &mut tokio::io::sink()).await?;
+            }
+            Ok::<_, std::io::Error>(text)
+        };
+        let ((), stdout, stderr, status) = tokio::join!(write, read(stdout), read(stderr), child.wait());
+        Ok::<_, std::io::Error>(Output {
+            status: status?,
+            stdout: stdout?,
+            stderr: stderr?,
+        })
     };
     let output = match tokio::time::timeout(hook.timeout(), finished).await {
         Ok(Ok(output)) => output,
         Ok(Err(e)) => return Outcome::Failed(e.to_string()),
         Err(_) => {
-            if let Some(pid) = group.and_then(|pid| i32::try_from(pid).ok()) {
+            // The hook leads its group (a sandboxed one's init, whose end ends the rest); not
+            // reaped yet, so the group is still its own.
+            if let Ok(pid) = i32::try_from(group)
+                && pid > 0
+            {
                 let _ = nix::sys::signal::killpg(
                     nix::unistd::Pid::from_raw(pid),
                     nix::sys::signal::Signal::SIGKILL,
@@ -198,6 +231,7 @@ fn reason(text: &str, otherwise: &str) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::sandbox::SandboxConfig;
 
     fn hook(script: &str) -> HookSpec {
         HookSpec {
@@ -208,58 +242,122 @@ mod tests {
         }
     }
 
+    fn sandbox_of(work: &std::path::Path) -> Arc<Sandbox> {
+        Arc::new(
+            Sandbox::new(&SandboxConfig::default(), &[work.to_path_buf()])
+                .unwrap()
+                .unwrap(),
+        )
+    }
+
     #[tokio::test]
-    async fn exit_status_and_json_decide() {
+    async fn exit_status_and_json_decide_with_or_without_the_sandbox() {
         let input = json!({"tool_name": "shell"});
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().to_str().unwrap();
-        assert_eq!(
-            run(&hook("cat > /dev/null"), &input, cwd).await,
-            Outcome::Continue
-        );
-        assert_eq!(
-            run(&hook("echo 'no pushes' >&2; exit 2"), &input, cwd).await,
-            Outcome::Refuse("no pushes".into())
-        );
-        assert_eq!(
-            run(
-                &hook(r#"echo '{"decision":"block","reason":"read-only day"}'"#),
-                &input,
-                cwd
+        for project in [
+            ProjectHooks::Unsandboxed(EnvPolicy::default()),
+            ProjectHooks::Sandboxed(sandbox_of(dir.path()), EnvPolicy::default()),
+        ] {
+            let decide = |hook: HookSpec, input: Value| {
+                let project = project.clone();
+                async move { run(&hook, &input, cwd, &project).await }
+            };
+            assert_eq!(
+                decide(hook("cat > /dev/null"), input.clone()).await,
+                Outcome::Continue
+            );
+            assert_eq!(
+                decide(hook("echo 'no pushes' >&2; exit 2"), input.clone()).await,
+                Outcome::Refuse("no pushes".into())
+            );
+            assert_eq!(
+                decide(
+                    hook(r#"echo '{"decision":"block","reason":"read-only day"}'"#),
+                    input.clone()
+                )
+                .await,
+                Outcome::Refuse("read-only day".into())
+            );
+            let failed = decide(hook("echo broken >&2; exit 1"), input.clone()).await;
+            assert!(
+                matches!(&failed, Outcome::Failed(why) if why.contains("broken")),
+                "{failed:?}"
+            );
+            let slow = HookSpec {
+                timeout_sec: Some(0.2),
+                ..hook("sleep 30")
+            };
+            let ended = decide(slow, input.clone()).await;
+            assert!(
+                matches!(&ended, Outcome::Failed(why) if why.contains("did not finish")),
+                "{ended:?}"
+            );
+            // A hook that never reads a large input is still cut off at its timeout.
+            let big = json!({"tool_input": "x".repeat(1 << 20)});
+            let stuck = HookSpec {
+                timeout_sec: Some(0.3),
+                ..hook("sleep 30")
+            };
+            let ended = decide(stuck, big).await;
+            assert!(
+                matches!(&ended, Outcome::Failed(why) if why.contains("did not finish")),
+                "{ended:?}"
+            );
+            // The hook reads the event from its standard input, in the session's folder.
+            let seen = decide(
+                hook("read line; pwd > seen; echo \"$line\" >> seen"),
+                input.clone(),
             )
-            .await,
-            Outcome::Refuse("read-only day".into())
+            .await;
+            assert_eq!(seen, Outcome::Continue);
+            let written = std::fs::read_to_string(dir.path().join("seen")).unwrap();
+            assert!(written.contains(r#"{"tool_name":"shell"}"#), "{written}");
+            std::fs::remove_file(dir.path().join("seen")).unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn a_projects_hook_writes_only_where_commands_may_and_the_users_anywhere() {
+        let (work, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let cwd = work.path().to_str().unwrap();
+        let input = json!({});
+        let script = format!(
+            "touch inside; touch {}/written 2>&1 || exit 1",
+            outside.path().display()
         );
-        let failed = run(&hook("echo broken >&2; exit 1"), &input, cwd).await;
+        let sandboxed = ProjectHooks::Sandboxed(sandbox_of(work.path()), EnvPolicy::default());
+        let failed = run(&hook(&script), &input, cwd, &sandboxed).await;
         assert!(
-            matches!(&failed, Outcome::Failed(why) if why.contains("broken")),
+            matches!(&failed, Outcome::Failed(why) if why.contains("exited with")),
             "{failed:?}"
         );
-        let slow = HookSpec {
-            timeout_sec: Some(0.2),
-            ..hook("sleep 30")
+        assert!(work.path().join("inside").exists());
+        assert!(!outside.path().join("written").exists());
+        // A script named by a relative path is the workspace's, run in the sandbox too.
+        let script_path = work.path().join("check.sh");
+        std::fs::write(&script_path, "#!/bin/sh\ntouch ran-by-path\n").unwrap();
+        std::fs::set_permissions(&script_path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let by_path = HookSpec {
+            command: vec!["./check.sh".into()],
+            ..hook("")
         };
-        assert!(
-            matches!(run(&slow, &input, cwd).await, Outcome::Failed(why) if why.contains("did not finish"))
-        );
-        // A hook that never reads a large input is still cut off at its timeout.
-        let big = json!({"tool_input": "x".repeat(1 << 20)});
-        let stuck = HookSpec {
-            timeout_sec: Some(0.3),
-            ..hook("sleep 30")
+        assert_eq!(run(&by_path, &input, cwd, &sandboxed).await, Outcome::Continue);
+        assert!(work.path().join("ran-by-path").exists());
+        // The user's own hook runs in the user's folder with the user's rights.
+        let users = HookSpec {
+            base_dir: Some(outside.path().to_path_buf()),
+            ..hook(&script)
         };
+        assert_eq!(run(&users, &input, cwd, &sandboxed).await, Outcome::Continue);
+        assert!(outside.path().join("written").exists() && outside.path().join("inside").exists());
+        // A project's hook nobody gave a sandbox to does not run.
+        std::fs::remove_file(work.path().join("inside")).unwrap();
+        let refused = run(&hook(&script), &input, cwd, &ProjectHooks::NoSandboxGiven).await;
         assert!(
-            matches!(run(&stuck, &big, cwd).await, Outcome::Failed(why) if why.contains("did not finish"))
+            matches!(&refused, Outcome::Failed(why) if why.contains("runs only in the command sandbox")),
+            "{refused:?}"
         );
-        // The hook reads the event from its standard input, in the session's folder.
-        let seen = run(
-            &hook("read line; pwd > seen; echo \"$line\" >> seen"),
-            &input,
-            cwd,
-        )
-        .await;
-        assert_eq!(seen, Outcome::Continue);
-        let written = std::fs::read_to_string(dir.path().join("seen")).unwrap();
-        assert!(written.contains(r#"{"tool_name":"shell"}"#), "{written}");
+        assert!(!work.path().join("inside").exists());
     }
 }

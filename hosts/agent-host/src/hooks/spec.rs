@@ -33,7 +33,8 @@ pub struct HookSpec {
     pub timeout_sec: Option<f64>,
     /// For a hook of the user's own file, that file's folder: the hook runs there, never in
     /// the workspace, so `./guard.sh` or `python guard.py` cannot be a repository's file.
-    /// `None`: a trusted project's hook, run in the session's folder.
+    /// `None`: a trusted project's hook, run in the session's folder, in the session's
+    /// command sandbox (its files are the repository's, which commands can rewrite).
     #[serde(skip)]
     pub base_dir: Option<std::path::PathBuf>,
 }

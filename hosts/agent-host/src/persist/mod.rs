@@ -48,10 +48,13 @@
 
 pub(crate) mod journal;
 pub mod log;
+mod state_dir;
 pub mod store;
 pub mod summary;
 
 pub use log::{EventLog, JsonLog, LogContents, read_events, read_lines};
+pub(crate) use state_dir::state_dir_location;
+pub use state_dir::{STATE_DIR_VAR, default_state_dir};
 pub use store::{JournalLine, SavedSnapshot, SessionMeta, SessionStore, StoredSession};
 pub use summary::{HistorySummary, continuation_prompt, interrupted_input, summarize};
 
@@ -84,17 +87,6 @@ impl PersistError {
         let path = path.into();
         move |source| Self::Io { path, source }
     }
-}
-
-/// Where sessions are kept: `$AGENT_HOST_STATE_DIR`, else the platform's state directory
-/// (`$XDG_STATE_HOME`, `~/.local/state`) + `agent-host`, else `~/.local/state/agent-host`.
-pub fn default_state_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("AGENT_HOST_STATE_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    dirs::state_dir()
-        .or_else(|| dirs::home_dir().map(|home| home.join(".local/state")))
-        .map(|dir| dir.join("agent-host"))
 }
 
 /// An event the host itself reports into a session's stream (the core did not emit it).

@@ -3,7 +3,7 @@
 //! agent-host is multi-threaded, so the forked child may only make async-signal-safe calls:
 //! no allocation, no locks. Everything here is a system call on data prepared in the parent.
 
-use super::mounts::ReadOnlyMounts;
+use super::mounts::CommandMounts;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -14,11 +14,17 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Confinement {
     ruleset: OwnedFd,
-    mounts: ReadOnlyMounts,
+    mounts: CommandMounts,
     filter: Arc<seccompiler::BpfProgram>,
     /// Whether the command starts as root: it then keeps only the capabilities that
     /// reach files ([`ROOT_KEEPS`]).
     root: bool,
+    /// The most processes (threads included) the command may have at once, as
+    /// `RLIMIT_NPROC`: counted in the command's own user namespace, so per command. `None`
+    /// for root, whom the kernel does not hold to that limit.
+    processes: Option<libc::rlimit>,
+    /// The Landlock rights a command has on `/proc` (reading).
+    proc_access: u64,
     /// The command's directory, entered again once the mounts are made: a directory opened
     /// before them would still see the writable mount beneath a read-only one.
     cwd: Option<CString>,
@@ -27,16 +33,30 @@ pub struct Confinement {
 impl Confinement {
     pub(super) fn new(
         ruleset: OwnedFd,
-        mounts: ReadOnlyMounts,
+        mounts: CommandMounts,
         filter: Arc<seccompiler::BpfProgram>,
+        max_processes: u64,
     ) -> Self {
+        let root = nix::unistd::geteuid().is_root();
         Self {
             ruleset,
             mounts,
             filter,
-            root: nix::unistd::geteuid().is_root(),
+            root,
+            processes: (!root).then(|| process_limit(max_processes)),
+            proc_access: super::filesystem::read_access_bits(),
             cwd: None,
         }
+    }
+
+    /// The namespaces the command's first process is cloned into.
+    pub(super) fn clone_flags(&self) -> libc::c_int {
+        self.mounts.clone_flags()
+    }
+
+    /// The user namespace's maps agent-host writes once the init runs (not for root).
+    pub(super) fn id_maps(&self) -> Option<&super::mounts::IdMaps> {
+        self.mounts.id_maps()
     }
 
     /// The directory the command starts in (a path with a NUL byte cannot be one).
@@ -51,7 +71,8 @@ impl Confinement {
         Ok(self)
     }
 
-    /// In the child: its own session, the mounts, `no_new_privs`, Landlock, seccomp.
+    /// In the child, cloned into its namespaces ([`Self::clone_flags`]): its own session,
+    /// the mounts, the process limit, `no_new_privs`, Landlock, seccomp.
     pub fn enter(&self) -> std::io::Result<()> {
         // SAFETY (whole function): plain system calls on prepared, live data.
         // A session of its own: no controlling terminal to read keystrokes from or to write
@@ -59,7 +80,9 @@ impl Confinement {
         if unsafe { libc::setsid() } < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        self.mounts.apply()?;
+        if self.mounts.apply()? {
+            self.allow_reading_the_new_proc()?;
+        }
         if let Some(cwd) = &self.cwd
             && unsafe { libc::chdir(cwd.as_ptr()) } != 0
         {
@@ -67,6 +90,12 @@ impl Confinement {
         }
         if self.root {
             drop_capabilities()?;
+        }
+        if let Some(limit) = &self.processes {
+            // SAFETY: a prepared rlimit.
+            if unsafe { libc::setrlimit(libc::RLIMIT_NPROC, limit) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
         }
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());
@@ -89,19 +118,78 @@ impl Confinement {
     }
 }
 
-/// What a command started by root keeps: owning and overriding file permissions (a
-/// workspace may belong to another user) and changing its ids. Not DAC_READ_SEARCH: it
-/// opens files by handle (`open_by_handle_at`), around the path rules. Gone are the rest: making
-/// device nodes (a raw disk in the workspace), loading modules, raw I/O, administration,
-/// tracing, the network's administration.
+impl Confinement {
+    /// Adds to the command's ruleset the right to read the `/proc` just mounted: the rules
+    /// made in agent-host name the files of its own `/proc`, not of this one. Only system
+    /// calls on prepared data (the ruleset is this command's own).
+    fn allow_reading_the_new_proc(&self) -> std::io::Result<()> {
+        /// `struct landlock_path_beneath_attr`, packed as the kernel declares it.
+        #[repr(C, packed)]
+        struct PathBeneath {
+            allowed_access: u64,
+            parent_fd: i32,
+        }
+        const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+        // SAFETY: a constant path; the descriptor is closed below.
+        let proc = unsafe {
+            libc::open(
+                c"/proc".as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if proc < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let rule = PathBeneath {
+            allowed_access: self.proc_access,
+            parent_fd: proc,
+        };
+        // SAFETY: the ruleset's descriptor and a rule of the kernel's layout.
+        let added = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                self.ruleset.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                &rule as *const PathBeneath,
+                0 as libc::c_uint,
+            )
+        };
+        let result = match added {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        };
+        // SAFETY: the descriptor opened above.
+        unsafe { libc::close(proc) };
+        result
+    }
+}
+
+/// What a command started by root keeps: overriding file permissions, since a workspace
+/// may belong to another user. Not DAC_READ_SEARCH: it opens files by handle
+/// (`open_by_handle_at`), around the path rules. Not CHOWN, FOWNER or FSETID, nor SETUID
+/// and SETGID (with which it would become a file's owner first): with them root changes the
+/// owner, mode and times of files it does not own. Gone are the rest: making device nodes (a
+/// raw disk in the workspace), loading modules, raw I/O, administration, tracing, the
+/// network's administration.
 const ROOT_KEEPS: &[u32] = &[
-    0, // CAP_CHOWN
     1, // CAP_DAC_OVERRIDE
-    3, // CAP_FOWNER
-    4, // CAP_FSETID
-    6, // CAP_SETGID
-    7, // CAP_SETUID
 ];
+
+/// `RLIMIT_NPROC` at `max`, or lower where agent-host's own hard limit is lower (no
+/// process may raise it).
+fn process_limit(max: u64) -> libc::rlimit {
+    let mut current = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: fills a local rlimit.
+    unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut current) };
+    let limit = max.min(current.rlim_max);
+    libc::rlimit {
+        rlim_cur: limit,
+        rlim_max: limit,
+    }
+}
 
 /// Empties the bounding set but [`ROOT_KEEPS`] (so no exec gives more back) and the
 /// ambient set, and keeps only those in the current sets.

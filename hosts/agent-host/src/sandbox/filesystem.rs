@@ -55,6 +55,12 @@ pub fn ruleset(writable: &[PathBuf], deny_read: &[PathBuf]) -> Result<OwnedFd, S
     fd.ok_or_else(|| SandboxError::Rules("this kernel made no Landlock ruleset".into()))
 }
 
+/// The rights to read files and list and enter folders, as the kernel's bit mask: what a
+/// command gets on the `/proc` of its PID namespace, added in the child once it is mounted.
+pub fn read_access_bits() -> u64 {
+    AccessFs::from_read(RULES_ABI).bits()
+}
+
 fn add(ruleset: &mut RulesetCreated, path: &Path, access: BitFlags<AccessFs>) -> Result<(), SandboxError> {
     let fd = PathFd::new(path).map_err(|e| SandboxError::Prepare {
         what: format!("opening {}", path.display()),

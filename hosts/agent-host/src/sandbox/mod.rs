@@ -1,14 +1,21 @@
-//! Commands in an OS sandbox (issue 20): the shell stops giving back the authority the
-//! component lacks.
+//! Commands in an OS sandbox: the shell stops giving back the authority the component
+//! lacks.
 //!
 //! Every command the local environment starts (the shell tool, command tools, plugins'
 //! commands, the git snapshot) runs, in the `read-only` and `workspace-write` modes, under:
 //! - **Landlock** (Linux 6.2+, ABI 3): reads everywhere except the denied paths (the user's
 //!   keys and agent-host's own files), writes only in the writable roots and a private
 //!   temporary directory; signals and abstract sockets only within the sandbox (ABI 6+);
-//! - **a mount namespace** in which the workspace's `.git` and `.agent` are read-only bind
-//!   mounts (made before Landlock, which then forbids unmounting them);
-//! - **seccomp**, unless the network is allowed: no socket but Unix ones, no io_uring;
+//! - **a mount namespace** in which everything outside the writable roots is read-only
+//!   (so no `chmod`, `chown`, `touch` or `setxattr` reaches a file there, which Landlock
+//!   does not govern) and the workspace's `.git` and `.agent` are read-only bind mounts
+//!   (made before Landlock, which then forbids unmounting them);
+//! - **a PID namespace** whose first process is the sandbox's init (`init.c`): when the
+//!   command ends, or agent-host does, so does every process it started, however it left
+//!   its group or cleared its environment; and at most [`max_processes`] processes at once
+//!   (`RLIMIT_NPROC` in the command's own user namespace; root is not held to it);
+//! - **seccomp**: no socket but Unix datagrams and pairs unless the network is allowed, no
+//!   io_uring, no set-user-ID or set-group-ID bit on any file;
 //! - `no_new_privs` and a session of its own (no controlling terminal to read or write).
 //!
 //! Everything that allocates or opens files is prepared in agent-host ([`Sandbox::prepare`]);
@@ -17,10 +24,11 @@
 mod confine;
 mod denied;
 mod filesystem;
+mod init_program;
 mod mounts;
-mod network;
 pub mod probe;
 pub(crate) mod spawn;
+mod syscall_filter;
 
 pub use confine::Confinement;
 
@@ -79,15 +87,33 @@ pub(crate) fn protected_paths(root: &Path) -> Vec<PathBuf> {
         .iter()
         .filter_map(|name| root.join(name).canonicalize().ok())
         .collect();
-    let pointer = root.join(".git");
-    if pointer.is_file()
-        && let Ok(text) = std::fs::read_to_string(&pointer)
+    if let Some(text) = git_pointer(&root.join(".git"))
         && let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:"))
         && let Ok(target) = root.join(target.trim()).canonicalize()
     {
         found.push(target);
     }
     found
+}
+
+/// The start of a `.git` file (a worktree's or submodule's `gitdir:` line): read before
+/// every command, so a command cannot make it cost anything: not followed when it is a
+/// link (to `/proc/self/pagemap`, `/proc/kmsg`), not waited on when it is a FIFO, only a
+/// regular file, at most 4 KiB of it (a sparse 3 GB `.git` is no more).
+fn git_pointer(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// What the user asked for.
@@ -158,7 +184,9 @@ struct Resolved {
 impl Resolved {
     /// The denied paths inside `writable`, to be covered by a mount: Landlock's grant on
     /// the root would let them through. One that holds a root (a configuration folder
-    /// that is the workspace) is left out: covering it would hide the workspace.
+    /// that is the workspace) is left out: covering it would hide the workspace. Denied
+    /// paths elsewhere are left to Landlock, whose refusal ("Permission denied") tells the
+    /// command, and so the model, why; a cover would make them look empty.
     fn hidden(&self, writable: &[PathBuf]) -> Vec<PathBuf> {
         self.deny_read
             .iter()
@@ -167,6 +195,33 @@ impl Resolved {
             .cloned()
             .collect()
     }
+}
+
+/// Processes (threads included) one sandboxed command may have at once, unless
+/// [`MAX_PROCESSES_VAR`] says otherwise: enough for a parallel build, few enough that a
+/// fork bomb stops there.
+pub const MAX_PROCESSES: u64 = 4096;
+/// The variable that sets [`MAX_PROCESSES`].
+pub const MAX_PROCESSES_VAR: &str = "AGENT_HOST_MAX_COMMAND_PROCESSES";
+
+/// The limit in effect: [`MAX_PROCESSES_VAR`] when set to a positive number (else a
+/// warning), else [`MAX_PROCESSES`].
+pub fn max_processes() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let Ok(value) = std::env::var(MAX_PROCESSES_VAR) else {
+            return MAX_PROCESSES;
+        };
+        match value.trim().parse::<u64>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                tracing::warn!(
+                    "{MAX_PROCESSES_VAR}={value:?} is not a positive number; using {MAX_PROCESSES}"
+                );
+                MAX_PROCESSES
+            }
+        }
+    })
 }
 
 /// A path's device and inode, following links; `None` when it does not exist.
@@ -209,7 +264,7 @@ impl Sandbox {
             roots,
             deny_read,
             temp,
-            filter: std::sync::Arc::new(network::syscall_filter(config.network)?),
+            filter: std::sync::Arc::new(syscall_filter::syscall_filter(config.network)?),
             pinned: Vec::new(),
         };
         let resolved = sandbox.resolve();
@@ -250,8 +305,13 @@ impl Sandbox {
         let writable = self.writable();
         let ruleset = filesystem::ruleset(&writable, &resolved.deny_read)?;
         let hidden = resolved.hidden(&writable);
-        let mounts = mounts::ReadOnlyMounts::plan(&resolved.protected, &hidden)?;
-        Ok(Confinement::new(ruleset, mounts, self.filter.clone()))
+        let mounts = mounts::CommandMounts::plan(&writable, &resolved.protected, &hidden)?;
+        Ok(Confinement::new(
+            ruleset,
+            mounts,
+            self.filter.clone(),
+            max_processes(),
+        ))
     }
 
     /// Every place commands may write: the roots, then the temporary directory.
@@ -348,12 +408,8 @@ impl Sandbox {
         };
         let status = spawn::run_quietly(&program, &confinement).map_err(|e| SandboxError::Unsupported {
             mode,
-            needs: if self.resolve().protected.is_empty() {
-                "Landlock and seccomp"
-            } else {
-                "Landlock, seccomp and a mount namespace (unprivileged user namespaces) for the \
-                 read-only .git and .agent"
-            },
+            needs: "Landlock, seccomp, and mount and PID namespaces (for a user other than root, \
+                    unprivileged user namespaces)",
             found: format!("entering it failed on this machine: {e}"),
         })?;
         match status.success() {
@@ -408,6 +464,27 @@ mod tests {
         assert!(note.contains(&root.display().to_string()), "{note}");
         assert!(note.contains(".git") && note.contains("read-only"), "{note}");
         assert!(note.contains("network is off"), "{note}");
+    }
+
+    #[test]
+    fn a_git_file_is_read_bounded_never_followed_and_never_waited_on() {
+        let work = tempfile::tempdir().unwrap();
+        let git = work.path().join(".git");
+        let real = work.path().join("real-repository");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::write(&git, format!("gitdir: {}\n", real.display())).unwrap();
+        assert!(protected_paths(work.path()).contains(&real.canonicalize().unwrap()));
+        // A huge (sparse) file: 4 KiB of it at most.
+        let file = std::fs::File::create(&git).unwrap();
+        file.set_len(3 << 30).unwrap();
+        assert_eq!(git_pointer(&git).map(|text| text.len()), Some(4096));
+        // A link (to a file that never ends) is not followed; a FIFO is not waited on.
+        std::fs::remove_file(&git).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &git).unwrap();
+        assert_eq!(git_pointer(&git), None);
+        std::fs::remove_file(&git).unwrap();
+        nix::unistd::mkfifo(&git, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert_eq!(git_pointer(&git), None);
     }
 
     #[test]

@@ -3,14 +3,23 @@
 //! A command's confinement must be entered between the child's start and its `exec`. std's
 //! `Command` runs such code (`pre_exec`) in a `fork`ed child, and `fork` copies the parent's
 //! page tables: the cost grew with agent-host's memory (1.7 ms added in a 9 MiB process,
-//! 10.6 ms at 112 MiB; now about 1 ms at either, BENCHMARKS.md section 6). This makes the child the way
-//! `posix_spawn` does: `clone(CLONE_VM | CLONE_VFORK)`, so it runs in agent-host's memory on
-//! a stack of its own while agent-host's thread waits, until it `exec`s or exits. Nothing in
-//! the child allocates or takes a lock: it resets signal handlers, moves the prepared pipes
-//! onto 0-2 (every other descriptor closes at `exec`), enters the prepared [`Confinement`] and `execve`s prepared strings. Its exit is
-//! then read through a pidfd, its output through the pipes, both with tokio.
+//! 10.6 ms at 112 MiB; now about 1 ms at either, BENCHMARKS.md section 6). This makes the
+//! child the way `posix_spawn` does: `clone(CLONE_VM | CLONE_VFORK)`, so it runs in
+//! agent-host's memory on a stack of its own while agent-host's thread waits, until it
+//! `exec`s or exits. Nothing in the child allocates or takes a lock: it resets signal
+//! handlers, moves the prepared pipes onto 0-2 (every other descriptor closes at `exec`),
+//! enters the prepared [`Confinement`] and `exec`s prepared strings.
+//!
+//! The child is cloned into new namespaces, a PID namespace among them, whose first process
+//! it is; what it executes is the sandbox's init ([`super::init_program`]), which starts
+//! the command, reports through a pipe whether it ran and, later, how it ended, and exits
+//! with it, ending every process the command left behind. Its exit is read through a
+//! pidfd, the command's output through the pipes, both with tokio.
 
 use super::confine::Confinement;
+use super::init_program::{
+    InitPipes, InitProgram, START_REPORT_WAIT, above_stdio as moved_above_stdio, command_status, read_report,
+};
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
@@ -32,8 +41,16 @@ pub struct Program {
 
 /// A command started by [`spawn`].
 pub struct SandboxedChild {
+    /// The init's pid (the command's process group is the init's).
     pid: u32,
     pidfd: AsyncFd<OwnedFd>,
+    /// The init's report pipe: the command's wait status arrives there before the init
+    /// exits.
+    report: OwnedFd,
+    /// The write end of the init's lifeline, never written: when agent-host drops it or
+    /// ends (however), the init ends the command and everything it started.
+    _lifeline: OwnedFd,
+    pub stdin: Option<pipe::Sender>,
     pub stdout: Option<pipe::Receiver>,
     pub stderr: Option<pipe::Receiver>,
     status: Option<ExitStatus>,
@@ -41,15 +58,17 @@ pub struct SandboxedChild {
 
 /// Everything the child reads, prepared in the parent.
 struct ChildPlan<'a> {
-    path: *const c_char,
-    argv: *const *const c_char,
-    /// `/bin/sh PATH ARGS...`, for a program the kernel cannot run itself (`ENOEXEC`: a
-    /// script without `#!`), as `execvp` does.
-    shell_argv: *const *const c_char,
+    /// The init's memfd and argument vector (see [`InitProgram::argv`]).
+    init: RawFd,
+    init_argv: *const *const c_char,
     env: *const *const c_char,
     stdin: RawFd,
     stdout: RawFd,
     stderr: RawFd,
+    /// The init's three descriptors, left open across its `exec`.
+    report: RawFd,
+    lifeline: RawFd,
+    start: RawFd,
     confinement: &'a Confinement,
     /// An empty signal mask, the command's (as std gives every command it starts).
     unblocked: libc::sigset_t,
@@ -57,13 +76,28 @@ struct ChildPlan<'a> {
     failure: &'a AtomicI32,
 }
 
-/// Starts `program` in `confinement`, stdin from `/dev/null`, stdout and stderr piped.
-/// Needs a tokio runtime (the pipes and the pidfd are registered with it).
-pub fn spawn(program: &Program, confinement: &Confinement) -> std::io::Result<SandboxedChild> {
+/// Whether the command reads `/dev/null` or a pipe agent-host writes to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Stdin {
+    Null,
+    Piped,
+}
+
+/// Starts `program` in `confinement`, stdin from `/dev/null` or piped, stdout and stderr
+/// piped. Needs a tokio runtime (the pipes and the pidfd are registered with it).
+pub fn spawn(program: &Program, confinement: &Confinement, stdin: Stdin) -> std::io::Result<SandboxedChild> {
     let (stdout_read, stdout_write) = pipe_pair()?;
     let (stderr_read, stderr_write) = pipe_pair()?;
-    let pid = start(program, confinement, &stdout_write, &stderr_write)?;
-    drop((stdout_write, stderr_write));
+    let (stdin_read, stdin_write) = match stdin {
+        Stdin::Piped => {
+            let (read, write) = pipe_pair()?;
+            (read, Some(write))
+        }
+        Stdin::Null => (open_dev_null()?, None),
+    };
+    let started = start(program, confinement, [&stdin_read, &stdout_write, &stderr_write])?;
+    drop((stdin_read, stdout_write, stderr_write));
+    let pid = started.pid;
     let watched = || -> std::io::Result<SandboxedChild> {
         // SAFETY: the pidfd is owned by the AsyncFd from here on and never replaced.
         let pidfd =
@@ -71,6 +105,9 @@ pub fn spawn(program: &Program, confinement: &Confinement) -> std::io::Result<Sa
         Ok(SandboxedChild {
             pid: pid as u32,
             pidfd,
+            report: started.report,
+            _lifeline: started.lifeline,
+            stdin: stdin_write.map(pipe::Sender::from_owned_fd).transpose()?,
             stdout: Some(pipe::Receiver::from_owned_fd(stdout_read)?),
             stderr: Some(pipe::Receiver::from_owned_fd(stderr_read)?),
             status: None,
@@ -87,34 +124,54 @@ pub fn spawn(program: &Program, confinement: &Confinement) -> std::io::Result<Sa
 /// Runs `program` in `confinement` to its end, every stream on `/dev/null`: the sandbox's
 /// self-test, through the same start as every command.
 pub fn run_quietly(program: &Program, confinement: &Confinement) -> std::io::Result<ExitStatus> {
-    let null = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
-    let pid = start(program, confinement, &null, &null)?;
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    let started = start(program, confinement, [&null, &null, &null])?;
     let mut status = 0;
     // SAFETY: waits for our own child.
-    if unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+    if unsafe { libc::waitpid(started.pid, &mut status, 0) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(ExitStatus::from_raw(status))
+    Ok(command_status(&started.report).unwrap_or(ExitStatus::from_raw(status)))
 }
 
-/// The clone itself: returns the child's pid once it has exec'd, or what failed in it.
+/// A started init: its pid, the read end of its report pipe and the write end of its
+/// lifeline (dropping it ends the command and all it started).
+struct Started {
+    pid: i32,
+    report: OwnedFd,
+    lifeline: OwnedFd,
+}
+
+/// The clone itself: returns once the init has reported that the command runs, or with
+/// what failed in the child, the init or the command's `execve`.
 fn start(
     program: &Program,
     confinement: &Confinement,
-    stdout: &impl AsRawFd,
-    stderr: &impl AsRawFd,
-) -> std::io::Result<i32> {
+    streams: [&dyn AsRawFd; 3],
+) -> std::io::Result<Started> {
+    let init = InitProgram::get().map_err(std::io::Error::other)?;
     // Moved above 0-2 first (agent-host may run with a standard stream closed, and then a
     // new descriptor can be one of them): the child's `dup2`s then never overwrite a source.
-    let stdin = above_stdio(open_dev_null()?.as_raw_fd())?;
+    let [stdin, stdout, stderr] = streams;
+    let stdin = above_stdio(stdin.as_raw_fd())?;
     let stdout = above_stdio(stdout.as_raw_fd())?;
     let stderr = above_stdio(stderr.as_raw_fd())?;
-    let argv = null_terminated(&program.argv);
-    let shell_argv: Vec<*const c_char> = [c"/bin/sh".as_ptr(), program.path.as_ptr()]
-        .into_iter()
-        .chain(program.argv.iter().skip(1).map(|arg| arg.as_ptr()))
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
+    // The init's three pipes (see `init.c`). The ends it gets are moved, not copied, so
+    // that once it holds them their end of file is its: the report's when it exits, the
+    // start pipe's and the lifeline's when agent-host drops its own ends.
+    let (report_read, report_write) = pipe_pair_above_stdio()?;
+    let (start_read, start_write) = pipe_pair_above_stdio()?;
+    let (lifeline_read, lifeline_write) = pipe_pair_above_stdio()?;
+    let pipes = InitPipes {
+        report: report_write.as_raw_fd(),
+        lifeline: lifeline_read.as_raw_fd(),
+        start: start_read.as_raw_fd(),
+    };
+    let init_argv = InitProgram::argv(&pipes, &program.path, &program.argv);
+    let init_argv_pointers = null_terminated(&init_argv);
     let env = null_terminated(&program.env);
     let failure = AtomicI32::new(0);
     // SAFETY: sigset_t is plain data; sigfillset initialises it.
@@ -130,13 +187,15 @@ fn start(
     // SAFETY: valid sigset pointers.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask) };
     let plan = ChildPlan {
-        path: program.path.as_ptr(),
-        argv: argv.as_ptr(),
-        shell_argv: shell_argv.as_ptr(),
+        init: init.executable(),
+        init_argv: init_argv_pointers.as_ptr(),
         env: env.as_ptr(),
         stdin: stdin.as_raw_fd(),
         stdout: stdout.as_raw_fd(),
         stderr: stderr.as_raw_fd(),
+        report: pipes.report,
+        lifeline: pipes.lifeline,
+        start: pipes.start,
         confinement,
         unblocked,
         failure: &failure,
@@ -151,13 +210,15 @@ fn start(
         libc::clone(
             child_main,
             top as *mut c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | confinement.clone_flags(),
             &plan as *const ChildPlan as *mut c_void,
         )
     };
     let clone_error = std::io::Error::last_os_error();
     // SAFETY: restores the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
+    // Only the init may hold these now.
+    drop((report_write, start_read, lifeline_read));
     if pid < 0 {
         return Err(clone_error);
     }
@@ -166,7 +227,41 @@ fn start(
         reap(pid);
         return Err(std::io::Error::from_raw_os_error(failed));
     }
-    Ok(pid)
+    let started = read_report(&report_read, START_REPORT_WAIT)
+        .and_then(|running| match running {
+            Some(0) => release(pid, confinement, start_write),
+            _ => Err(std::io::Error::other("the sandbox's init did not start")),
+        })
+        .and_then(|()| read_report(&report_read, START_REPORT_WAIT));
+    match started {
+        Ok(Some(0)) => Ok(Started {
+            pid,
+            report: report_read,
+            lifeline: lifeline_write,
+        }),
+        result => {
+            // SAFETY: our child, not reaped yet.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            reap(pid);
+            Err(match result {
+                Ok(Some(errno)) => std::io::Error::from_raw_os_error(errno),
+                Ok(None) => std::io::Error::other("the sandbox's init ended before starting the command"),
+                Err(e) => e,
+            })
+        }
+    }
+}
+
+/// Lets the init start the command, once it has said it runs (its `exec` complete, so its
+/// `/proc` files are its own): first its user namespace's maps (not for root), which only
+/// a process outside the namespace can write (see [`super::mounts::IdMaps`]), then the byte
+/// it waits for.
+fn release(pid: i32, confinement: &Confinement, start: OwnedFd) -> std::io::Result<()> {
+    if let Some(maps) = confinement.id_maps() {
+        maps.write(pid)?;
+    }
+    let mut start = std::fs::File::from(start);
+    std::io::Write::write_all(&mut start, b"1")
 }
 
 /// The child, until `exec`: only system calls on prepared data (it shares agent-host's
@@ -216,11 +311,23 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
     if let Err(error) = plan.confinement.enter() {
         return fail(error.raw_os_error().unwrap_or(libc::EINVAL));
     }
-    // SAFETY: null-terminated arrays of pointers to live C strings.
-    unsafe { libc::execve(plan.path, plan.argv, plan.env) };
-    if errno() == libc::ENOEXEC {
-        // SAFETY: as above.
-        unsafe { libc::execve(c"/bin/sh".as_ptr(), plan.shell_argv, plan.env) };
+    // SAFETY: plain fcntls, then execveat with null-terminated arrays of pointers to live C
+    // strings.
+    unsafe {
+        // The init's own descriptors cross its `exec`; it closes them for the command.
+        for fd in [plan.report, plan.lifeline, plan.start] {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return fail(errno());
+            }
+        }
+        libc::syscall(
+            libc::SYS_execveat,
+            plan.init,
+            c"".as_ptr(),
+            plan.init_argv,
+            plan.env,
+            libc::AT_EMPTY_PATH,
+        );
     }
     fail(errno())
 }
@@ -244,12 +351,11 @@ impl SandboxedChild {
             }
             let mut ready = self.pidfd.readable().await?;
             match self.try_reap()? {
-                Some(status) => self.status = Some(status),
+                Some(status) => self.status = Some(command_status(&self.report).unwrap_or(status)),
                 None => ready.clear_ready(),
             }
         }
     }
-
     /// The exit status if the command has exited (reaping it), without waiting.
     fn try_reap(&self) -> std::io::Result<Option<ExitStatus>> {
         // SAFETY: siginfo_t is plain data, filled by waitid.
@@ -333,6 +439,12 @@ fn open_dev_null() -> std::io::Result<OwnedFd> {
     Ok(OwnedFd::from(file))
 }
 
+/// A pipe, both ends close-on-exec and numbered 3 or above (moved there if need be).
+fn pipe_pair_above_stdio() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = pipe_pair()?;
+    Ok((moved_above_stdio(read)?, moved_above_stdio(write)?))
+}
+
 /// A pipe, both ends close-on-exec (the child's `dup2` onto 0-2 clears the flag there).
 fn pipe_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -372,7 +484,7 @@ mod tests {
             argv: argv.iter().map(|a| CString::new(*a).unwrap()).collect(),
             env: vec![c"PATH=/usr/bin:/bin".to_owned()],
         };
-        let mut child = spawn(&program, &confinement).unwrap();
+        let mut child = spawn(&program, &confinement, Stdin::Null).unwrap();
         let (mut stdout, mut stderr) = (String::new(), String::new());
         child
             .stdout
@@ -462,7 +574,7 @@ mod tests {
             argv: vec![c"program".to_owned()],
             env: Vec::new(),
         };
-        let error = spawn(&program, &confinement).err().unwrap();
+        let error = spawn(&program, &confinement, Stdin::Null).err().unwrap();
         assert_eq!(error.raw_os_error(), Some(libc::ENOENT));
     }
 }

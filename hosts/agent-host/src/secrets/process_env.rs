@@ -6,16 +6,18 @@
 //! processes of the user can no longer read its memory or `/proc/<pid>/environ`; root
 //! still can).
 
-use crate::secrets::names::{is_secret_name, is_secret_value};
+use crate::secrets::names::{is_secret_name, is_secret_value, url_credentials};
 use crate::secrets::redact;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{CStr, c_char};
 use std::sync::{Mutex, OnceLock};
 
-/// Variables the host's own HTTP client reads from the process environment (an
-/// authenticated proxy): kept in agent-host's environment, still dropped from every
-/// command's (see `EnvPolicy::keeps`).
-const HOST_NEEDS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
+/// Variables agent-host reads from its own process environment after start-up: the HTTP
+/// client's proxies (an authenticated one), and the queue address `batch` and `worker` take
+/// from `$AGENT_HOST_QUEUE` while parsing their flags. Kept in agent-host's environment (the
+/// process is non-dumpable, and sandboxed commands cannot read it), still dropped from
+/// every command's (see `EnvPolicy::keeps`), and their credentials redacted.
+const HOST_NEEDS: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "AGENT_HOST_QUEUE"];
 
 /// The credentials taken out of the environment at start-up, by name.
 static HELD: OnceLock<BTreeMap<String, String>> = OnceLock::new();
@@ -42,11 +44,16 @@ pub unsafe fn withhold_credentials() -> Vec<String> {
     for (name, value) in std::env::vars_os() {
         if let (Ok(name), Ok(value)) = (name.into_string(), value.into_string())
             && !name.contains('=')
-            && !HOST_NEEDS.contains(&name.to_ascii_uppercase().as_str())
             && (is_secret_name(&name) || is_secret_value(&value))
         {
             redact::remember(&value);
-            held.insert(name, value);
+            // A URL's password alone, as an error might quote it.
+            for credential in url_credentials(&value) {
+                redact::remember(credential);
+            }
+            if !HOST_NEEDS.contains(&name.to_ascii_uppercase().as_str()) {
+                held.insert(name, value);
+            }
         }
     }
     // SAFETY: single-threaded (the caller's promise); `environ` is the C library's

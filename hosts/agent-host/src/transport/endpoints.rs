@@ -4,9 +4,11 @@
 //! `OPENAI_COMPATIBLE_ENDPOINTS` (`name=url,...`, key in `<NAME>_API_KEY` if any). The
 //! component names an endpoint; it never sees a URL or a key.
 
+use crate::transport::response::{REQUEST_TIMEOUT_SECS, REQUEST_TIMEOUT_VAR};
 pub use agent_protocol::AuthStyle;
 use agent_protocol::{ProviderFamily, WireProtocol};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// The variable listing named OpenAI-compatible (Chat Completions) endpoints.
 pub const COMPATIBLE_VAR: &str = "OPENAI_COMPATIBLE_ENDPOINTS";
@@ -76,10 +78,20 @@ pub fn variable_prefix(name: &str) -> String {
         .collect()
 }
 
-/// All endpoints, by name.
+/// All endpoints, by name, and how long one request to any of them may take.
 #[derive(Debug, Clone, Default)]
 pub struct Endpoints {
     by_name: BTreeMap<String, Endpoint>,
+    /// The overall limit of one request in seconds (0: none); `None`: the default,
+    /// [`REQUEST_TIMEOUT_SECS`].
+    request_timeout_secs: Option<u64>,
+}
+
+/// `AGENT_HOST_REQUEST_TIMEOUT_SECS` as a number of seconds.
+pub fn parse_request_timeout(value: &str) -> Result<u64, String> {
+    value.trim().parse().map_err(|_| {
+        format!("{value:?} is not a number of seconds (e.g. 1800 for half an hour; 0 for no limit)")
+    })
 }
 
 impl Endpoints {
@@ -94,6 +106,9 @@ impl Endpoints {
             let api_key = non_empty(&key_var);
             let base_url = non_empty(&format!("{prefix}_BASE_URL"));
             let configured = api_key.is_some() || base_url.is_some();
+            if let Some(key) = &api_key {
+                crate::secrets::redact::remember(key);
+            }
             let name = defaults.id.as_str();
             by_name.insert(
                 name.to_string(),
@@ -120,12 +135,16 @@ impl Endpoints {
                 continue;
             }
             let key_var = format!("{}_API_KEY", variable_prefix(name));
+            let api_key = non_empty(&key_var);
+            if let Some(key) = &api_key {
+                crate::secrets::redact::remember(key);
+            }
             by_name.insert(
                 name.to_string(),
                 Endpoint {
                     name: name.to_string(),
                     base_url: url.to_string(),
-                    api_key: non_empty(&key_var),
+                    api_key,
                     auth: AuthStyle::Bearer,
                     key_var,
                     configured: true,
@@ -133,7 +152,31 @@ impl Endpoints {
                 },
             );
         }
-        Self { by_name }
+        let request_timeout_secs =
+            non_empty(REQUEST_TIMEOUT_VAR).and_then(|value| match parse_request_timeout(&value) {
+                Ok(seconds) => Some(seconds),
+                Err(e) => {
+                    tracing::warn!("{REQUEST_TIMEOUT_VAR}: {e}; using {REQUEST_TIMEOUT_SECS} s");
+                    None
+                }
+            });
+        Self {
+            by_name,
+            request_timeout_secs,
+        }
+    }
+
+    /// Sets the overall limit of one request, in seconds (0: none).
+    pub fn set_request_timeout_secs(&mut self, seconds: u64) {
+        self.request_timeout_secs = Some(seconds);
+    }
+
+    /// The overall limit of one request, head to end of stream; `None`: no limit.
+    pub fn request_timeout(&self) -> Option<Duration> {
+        match self.request_timeout_secs.unwrap_or(REQUEST_TIMEOUT_SECS) {
+            0 => None,
+            seconds => Some(Duration::from_secs(seconds)),
+        }
     }
 
     /// The names of every endpoint, for messages.
@@ -161,7 +204,12 @@ impl Endpoints {
         self.by_name.get(name)
     }
 
+    /// Adds or replaces an endpoint; its key is hidden from then on wherever this process
+    /// redacts what it knows (a server repeating it in an error, say).
     pub fn insert(&mut self, endpoint: Endpoint) {
+        if let Some(key) = &endpoint.api_key {
+            crate::secrets::redact::remember(key);
+        }
         self.by_name.insert(endpoint.name.clone(), endpoint);
     }
 

@@ -3,7 +3,7 @@
 
 use crate::secrets::redact::{hide_url_credentials, redact_url};
 use crate::transport::endpoints::Endpoints;
-use crate::transport::response::ResponseHandle;
+use crate::transport::response::{Deadline, ResponseHandle};
 use agent_protocol::ports::{HttpRequest, TransportError};
 use futures_util::StreamExt;
 use std::sync::Arc;
@@ -52,11 +52,17 @@ impl HttpTransport {
             builder = builder.header(name, value);
         }
         tracing::debug!(url = %redact_url(&url), "sending LLM request");
-        // Only the wait for the response head is bounded here: a long answer may stream
-        // for minutes, and its reads have their own idle timeout.
+        // The whole request, head to end of stream, within the overall limit; the wait for
+        // the head within the component's timeout too. A long answer may stream for minutes,
+        // and its reads have their own idle timeout.
+        let deadline = self.endpoints.request_timeout().map(Deadline::after);
         let head_timeout = Duration::from_millis(request.timeout_ms.unwrap_or(600_000).max(1_000));
-        let response = match tokio::time::timeout(head_timeout, builder.send()).await {
+        let wait = deadline.map_or(head_timeout, |d| d.remaining().min(head_timeout));
+        let response = match tokio::time::timeout(wait, builder.send()).await {
             Err(_) => {
+                if let Some(deadline) = deadline.filter(Deadline::passed) {
+                    return Err(deadline.error());
+                }
                 return Err(TransportError::Timeout(format!(
                     "{}: no response within {} ms",
                     redact_url(&url),
@@ -78,10 +84,10 @@ impl HttpTransport {
                 )
             })
             .collect();
-        let body = response
-            .bytes_stream()
-            .map(|chunk| chunk.map_err(|e| TransportError::Io(error_chain(&e))));
-        Ok(ResponseHandle::new(status, headers, Box::pin(body)))
+        let body = response.bytes_stream().map(|chunk| {
+            chunk.map_err(|e| TransportError::Io(crate::secrets::redact_known(&error_chain(&e))))
+        });
+        Ok(ResponseHandle::new(status, headers, Box::pin(body)).with_deadline(deadline))
     }
 }
 
@@ -101,9 +107,10 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-/// `message` with the user information of `url` hidden, however the URL is spelled in it.
+/// `message` with the user information of `url` hidden, however the URL is spelled in it,
+/// and every credential this process knows.
 fn without_credentials(message: String, url: &str) -> String {
-    let mut message = hide_url_credentials(&message, url);
+    let mut message = crate::secrets::redact_known(&hide_url_credentials(&message, url));
     if let Ok(parsed) = reqwest::Url::parse(url) {
         if let Some(password) = parsed.password().filter(|p| !p.is_empty()) {
             message = message.replace(password, "***");

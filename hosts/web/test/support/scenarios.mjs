@@ -60,14 +60,19 @@ export const STEER = {
   },
 };
 
-/** An answer far slower than any test would wait for, then a quick one. */
+// Four text blocks of three pieces each, 500 ms apart: after the first piece, ten seconds of
+// answer are left for the stop to cut.
+const SLOW_ANSWER = ['This answer streams', ' very slowly, one piece', ' at a time,', ' for many seconds.'];
+
+/** An answer streamed slowly, to be stopped (`pieces` text deltas in all), then a quick one. */
 export const STOP = {
   name: 'stop',
   task: 'Write a long essay.',
   files: {},
+  pieces: SLOW_ANSWER.length * 3,
   script: {
     anthropic: [
-      { blocks: [text('This answer streams very slowly, one piece at a time, for many seconds.')], delay_ms: 1500 },
+      { blocks: SLOW_ANSWER.map(text), delay_ms: 500 },
       [text('Still here.')],
     ],
   },

@@ -8,9 +8,10 @@ mod files;
 mod revoked;
 mod sftp;
 
+use crate::environments::command_output::CappedOutput;
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::environment::Environment;
-use crate::environments::process::{CappedOutput, KILL_GRACE, ProcessHandle};
+use crate::environments::process::{KILL_GRACE, ProcessHandle};
 use agent_protocol::ports::{
     DirEntry, ExecResult, FileStat, FsError, GrepMatch, GrepOptions, OutputChunk, OutputStream, SpawnError,
     SpawnRequest,

@@ -1,5 +1,6 @@
 //! MCP servers as host tools (issue 24): each `[mcp_servers.NAME]` of the configuration is
-//! started over stdio with the official Rust SDK (`rmcp`), and its tools are offered as
+//! started over stdio with the official Rust SDK (`rmcp`; a trusted project's in the
+//! session's command sandbox) or reached over streamable HTTP, and its tools are offered as
 //! `NAME__tool`, behind the same approvals as every host tool. A server that does not start
 //! is reported and left out; the run goes on without its tools. The servers' tools are a
 //! [`ToolSource`]: a list a server announces as changed is offered to running sessions from
@@ -7,6 +8,7 @@
 
 mod notices;
 mod result;
+mod sandboxed;
 mod server;
 pub mod spec;
 mod tool;
@@ -17,6 +19,7 @@ pub use spec::McpServerSpec;
 pub use tool::{McpTool, SEPARATOR};
 
 use crate::host_tools::registry::{HostTool, ToolSource};
+use crate::sandbox::Sandbox;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -118,11 +121,14 @@ pub fn log_dir() -> Option<PathBuf> {
 }
 
 /// Starts the enabled servers of `specs` at once, each within its own start-up timeout, their
-/// standard error in `logs` (see [`log_dir`]; discarded when `None`).
+/// standard error in `logs` (see [`log_dir`]; discarded when `None`). A trusted project's
+/// stdio servers run in `project_sandbox`, the session's command sandbox (`None`: with the
+/// user's rights, as the session's commands in `danger-full-access`).
 pub async fn start_servers(
     specs: &BTreeMap<String, McpServerSpec>,
     workspace: &Path,
     logs: Option<&Path>,
+    project_sandbox: Option<Arc<Sandbox>>,
 ) -> StartedServers {
     let mut started = StartedServers::default();
     let starting = specs.iter().filter(|(name, spec)| {
@@ -133,7 +139,7 @@ pub async fn start_servers(
     });
     let starts: Vec<_> = starting
         .map(|(name, spec)| async {
-            let result = McpServer::start(name, spec.clone(), workspace, logs).await;
+            let result = McpServer::start(name, spec.clone(), workspace, logs, project_sandbox.clone()).await;
             (name.clone(), result)
         })
         .collect();

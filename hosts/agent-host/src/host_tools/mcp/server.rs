@@ -1,13 +1,15 @@
 //! One MCP server over stdio: started with its own variables and its standard error in a log
-//! file (never the terminal), its tools listed within the start-up timeout, each call within
-//! the tool timeout. A server that stops is started again once and the model told so; a
-//! second stop leaves it stopped, and its tools answer with that.
+//! file (never the terminal), a trusted project's in the session's command sandbox, its
+//! tools listed within the start-up timeout, each call within the tool timeout. A server
+//! that stops is started again once and the model told so; a second stop leaves it stopped,
+//! and its tools answer with that.
 
 use super::notices::NotingListChanges;
 use super::result::output_of;
 use super::spec::McpServerSpec;
-use super::transport;
+use super::{sandboxed, transport};
 use crate::host_tools::ToolOutput;
+use crate::sandbox::Sandbox;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject, Tool,
 };
@@ -51,6 +53,9 @@ pub struct McpServer {
     spec: McpServerSpec,
     cwd: PathBuf,
     log: Option<PathBuf>,
+    /// The sandbox a trusted project's stdio server runs in (`None`: with the user's
+    /// rights, as the session's commands in `danger-full-access`).
+    project_sandbox: Option<Arc<Sandbox>>,
     tools_changed: Arc<AtomicBool>,
     /// Grows whenever the tool list read from the server changes.
     generation: AtomicU64,
@@ -61,12 +66,16 @@ pub struct McpServer {
 
 impl McpServer {
     /// Starts the server and lists its tools, within its start-up timeout; the error says
-    /// why it did not start (and where its log is).
+    /// why it did not start (and where its log is). A trusted project's stdio server (one
+    /// without a `base_dir`) runs in `project_sandbox`, the session's command sandbox
+    /// (`None`: the session runs commands with the user's rights, and so this); the user's
+    /// own runs unsandboxed either way.
     pub async fn start(
         name: &str,
         spec: McpServerSpec,
         workspace: &Path,
         log_dir: Option<&Path>,
+        project_sandbox: Option<Arc<Sandbox>>,
     ) -> Result<Arc<Self>, String> {
         let cwd = spec.start_dir(workspace);
         let server = Self {
@@ -76,6 +85,7 @@ impl McpServer {
                 .map(|dir| dir.join(format!("{name}.log"))),
             spec,
             cwd,
+            project_sandbox,
             tools_changed: Arc::new(AtomicBool::new(false)),
             generation: AtomicU64::new(1),
             listing_paused_until: std::sync::Mutex::new(None),
@@ -236,7 +246,10 @@ impl McpServer {
     /// Starts the server again after it stopped (`why`), once in its life; the second time
     /// it stays stopped. Reported either way.
     async fn restart(&self, connection: &mut Connection, why: &str) -> Result<(), String> {
-        connection.service = None;
+        // The old process is ended and its standard error logged before another starts.
+        if let Some(mut service) = connection.service.take() {
+            let _ = service.close_with_timeout(CLOSE_WAIT).await;
+        }
         if connection.restarted {
             tracing::warn!("MCP server {} {why} again; not started again", self.name);
             // Its tools are no longer offered to running sessions.
@@ -301,13 +314,26 @@ impl McpServer {
                         .await
                 }
                 None => {
-                    let stderr = self.open_log().map_err(|e| e.to_string())?;
-                    handler
-                        .serve(NotingListChanges::new(
-                            transport::stdio(&self.spec, &self.cwd, stderr)?,
-                            self.tools_changed.clone(),
-                        ))
-                        .await
+                    let log = self.open_log().map_err(|e| e.to_string())?;
+                    match self.sandbox() {
+                        Some(sandbox) => {
+                            handler
+                                .serve(NotingListChanges::new(
+                                    sandboxed::start(&self.spec, &self.cwd, sandbox, log)?,
+                                    self.tools_changed.clone(),
+                                ))
+                                .await
+                        }
+                        None => {
+                            let stderr = log.map_or_else(std::process::Stdio::null, Into::into);
+                            handler
+                                .serve(NotingListChanges::new(
+                                    transport::stdio(&self.spec, &self.cwd, stderr)?,
+                                    self.tools_changed.clone(),
+                                ))
+                                .await
+                        }
+                    }
                 }
             }
             .map_err(|e| e.to_string())?;
@@ -327,11 +353,20 @@ impl McpServer {
         Ok(started)
     }
 
-    /// The log file, appended to, with a line saying this start began; the null device
-    /// when there is no state folder.
-    fn open_log(&self) -> std::io::Result<std::process::Stdio> {
+    /// The sandbox its process runs in: a trusted project's server's, none for the user's
+    /// own (from the user's file, started in its folder).
+    fn sandbox(&self) -> Option<&Sandbox> {
+        match self.spec.base_dir {
+            Some(_) => None,
+            None => self.project_sandbox.as_deref(),
+        }
+    }
+
+    /// The log file, appended to, with a line saying this start began; `None` when there
+    /// is no state folder.
+    fn open_log(&self) -> std::io::Result<Option<std::fs::File>> {
         let Some(path) = &self.log else {
-            return Ok(std::process::Stdio::null());
+            return Ok(None);
         };
         // Private: a server's messages can hold what it was given (tokens, paths). A log
         // past its cap starts over, so a chatty server cannot fill the disk.
@@ -356,7 +391,7 @@ impl McpServer {
             self.spec.command.as_deref().unwrap_or_default(),
             self.spec.args.join(" ")
         )?;
-        Ok(file.into())
+        Ok(Some(file))
     }
 }
 
@@ -370,6 +405,10 @@ impl Drop for StillChanged<'_> {
         }
     }
 }
+
+/// How long a stopped server's connection may take to close before it is started again
+/// (rmcp gives a child it closes 3 s to leave before a SIGTERM, and another 3 s).
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a server whose changed tools could not be listed is left before trying again.
 const LISTING_RETRY_PAUSE: Duration = Duration::from_secs(30);
@@ -393,7 +432,7 @@ fn parse_arguments(arguments_json: &str) -> Result<Option<JsonObject>, String> {
 }
 
 /// A server's log is started over at its next start once it passed this.
-const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+pub(super) const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
 
 /// At most this many pages of `tools/list`: a server cannot keep the listing going forever.
 const MAX_TOOL_PAGES: usize = 20;

@@ -52,7 +52,8 @@ pub struct McpServerSpec {
     /// For an entry of the user's own file, that file's folder: the server starts there
     /// (and `cwd` is relative to it), never in the workspace, whose files a repository
     /// controls (`./server.js`, a committed `node_modules`, `.npmrc`). `None`: a trusted
-    /// project's entry, started in the workspace.
+    /// project's entry, started in the workspace, in the session's command sandbox (those
+    /// files are the repository's, which commands can rewrite).
     #[serde(skip)]
     pub base_dir: Option<PathBuf>,
 }
@@ -140,6 +141,12 @@ impl McpServerSpec {
             return Err("a value in http_headers is not a valid header value".to_string());
         }
         Ok(())
+    }
+
+    /// Whether it is a trusted project's stdio server: a program that runs in the session's
+    /// command sandbox.
+    pub fn is_project_program(&self) -> bool {
+        self.base_dir.is_none() && self.command.is_some()
     }
 
     /// The folder a stdio server starts in, for a session in `workspace`.

@@ -1,6 +1,7 @@
 //! How agent-host reaches an MCP server: a child process over stdio, with its variables and
-//! its standard error chosen here, or a streamable HTTP address with its headers, whose
-//! secret values come from variables named in the configuration.
+//! its standard error chosen here (a trusted project's in the sandbox, see `sandboxed`), or
+//! a streamable HTTP address with its headers, whose secret values come from variables
+//! named in the configuration.
 
 use super::spec::McpServerSpec;
 use crate::environments::env_vars::EnvPolicy;
@@ -12,7 +13,8 @@ use std::path::Path;
 use std::process::Stdio;
 
 /// Starts the server's program in `cwd` with only its variables, its standard error to
-/// `stderr`.
+/// `stderr`, with the user's rights: the user's own servers (and, in `danger-full-access`,
+/// a trusted project's).
 pub fn stdio(spec: &McpServerSpec, cwd: &Path, stderr: Stdio) -> Result<TokioChildProcess, String> {
     if !cwd.is_dir() {
         return Err(format!("its working directory {} is not a folder", cwd.display()));

@@ -1,5 +1,5 @@
-//! The seccomp filter every sandboxed command gets: no network unless allowed, and never a
-//! connection to the user's local daemons.
+//! The seccomp filter every sandboxed command gets: no network unless allowed, never a
+//! connection to the user's local daemons, and no set-user-ID or set-group-ID file.
 //!
 //! - Without the network, `socket(2)` is refused for every family but Unix: that closes
 //!   TCP, UDP (and so DNS), raw sockets and netlink at once, whatever the address.
@@ -10,6 +10,12 @@
 //!   `socketpair(2)` (what pipes between processes use) and Unix datagrams stay.
 //! - io_uring is refused: its operations reach sockets without the calls the filter sees;
 //!   so is `open_by_handle_at`, which opens a file without a path for Landlock to judge.
+//! - No file gets the set-user-ID or set-group-ID bit, by `chmod` or at its creation: a
+//!   command started by root would otherwise leave a set-user-ID root shell in the
+//!   workspace for any local user to run (the read-only mounts hold only inside the
+//!   command's namespace), and anyone's command a program that runs as its user.
+//!   `openat2`, whose mode sits in a structure the filter cannot read, is answered as a
+//!   kernel without it would be (`ENOSYS`), so callers fall back to `openat`.
 //! - System calls of the x32 ABI (numbers from 0x40000000, same architecture tag) are
 //!   refused before the filter's own checks, which would otherwise not recognise them.
 
@@ -42,6 +48,44 @@ fn unix_socket_of_type(kind: libc::c_int) -> Result<SeccompRule, SandboxError> {
     .map_err(filter_error)
 }
 
+/// The mode bits no file may get.
+const SET_ID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
+
+/// `fchmodat2` (Linux 6.6); one number on every architecture since 424.
+const SYS_FCHMODAT2: libc::c_long = 452;
+
+/// Rules matching a call whose argument `mode_arg` has a set-ID bit.
+fn setting_an_id_bit(mode_arg: u8) -> Result<Vec<SeccompRule>, SandboxError> {
+    SET_ID_BITS
+        .iter()
+        .map(|bit| {
+            SeccompRule::new(vec![condition(mode_arg, SeccompCmpOp::MaskedEq(*bit), *bit)?])
+                .map_err(filter_error)
+        })
+        .collect()
+}
+
+/// The calls that set a file's mode, with the argument that holds it.
+fn mode_setting_calls() -> Vec<(libc::c_long, u8)> {
+    let mut calls = vec![
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (SYS_FCHMODAT2, 2),
+        (libc::SYS_openat, 3),
+        (libc::SYS_mkdirat, 2),
+        (libc::SYS_mknodat, 2),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        (libc::SYS_chmod, 1),
+        (libc::SYS_open, 2),
+        (libc::SYS_creat, 1),
+        (libc::SYS_mkdir, 1),
+        (libc::SYS_mknod, 1),
+    ]);
+    calls
+}
+
 /// The compiled filter, installed in the child after `no_new_privs`.
 pub fn syscall_filter(network: bool) -> Result<BpfProgram, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(filter_error)?;
@@ -55,21 +99,24 @@ pub fn syscall_filter(network: bool) -> Result<BpfProgram, SandboxError> {
                 .map_err(filter_error)?,
         );
     }
-    let rules = BTreeMap::from([
+    let mut rules = BTreeMap::from([
         (libc::SYS_socket, socket_rules),
         // An empty rule list matches the call whatever its arguments.
         (libc::SYS_io_uring_setup, vec![]),
         // Opens a file by handle, where no path (and so no Landlock rule) is looked at.
         (libc::SYS_open_by_handle_at, vec![]),
     ]);
+    for (call, mode_arg) in mode_setting_calls() {
+        rules.insert(call, setting_an_id_bit(mode_arg)?);
+    }
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(REFUSED), arch)
         .map_err(filter_error)?;
     let compiled: BpfProgram = filter.try_into().map_err(filter_error)?;
     Ok(refusing_x32_first(compiled))
 }
 
-/// `program` behind three instructions that refuse x32 system calls. Prepended, so no jump
-/// of the program needs adjusting.
+/// `program` behind five instructions that refuse x32 system calls and `openat2`.
+/// Prepended, so no jump of the program needs adjusting.
 fn refusing_x32_first(program: BpfProgram) -> BpfProgram {
     // Offset of `nr` in struct seccomp_data.
     const NR_OFFSET: u32 = 0;
@@ -89,6 +136,17 @@ fn refusing_x32_first(program: BpfProgram) -> BpfProgram {
             k: X32_SYSCALL_BIT,
         },
         statement(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ERRNO | REFUSED),
+        // openat2: answered "no such call" (see the module comment); otherwise skip that.
+        sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_openat2 as u32,
+        },
+        statement(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ),
     ];
     prefixed.extend(program);
     prefixed
