@@ -6,13 +6,16 @@ COMPONENT := target/agent-core.wasm
 export AGENT_CORE_COMPONENT := $(CURDIR)/$(COMPONENT)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test bench eval component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
+PREFIX ?= $(HOME)/.local
+
+.PHONY: run test install bench eval component host plugins web web-serve lint test-rust test-plugins test-web test-demo test-debian-route clean help fuzz
 
 help:
 	@echo "make run   - run TASK in WORKDIR (scripted demo when no provider is configured)"
 	@echo "make test  - every test: format, lints, unit, integration, end-to-end, fallback route"
 	@echo "make bench - every benchmark in release mode, one table (BENCHMARKS.md explains it)"
 	@echo "make eval  - the real-model task suite on a local model (EVAL.md explains it)"
+	@echo "make install - agent-host into PREFIX/bin and its component into PREFIX/share/agent-host (PREFIX=$(PREFIX))"
 
 ## The core as a WebAssembly component (toolchain set-up included).
 component:
@@ -38,6 +41,16 @@ host:
 
 run: component host
 	scripts/run.sh
+
+## agent-host (release) into $(PREFIX)/bin, the component beside it in $(PREFIX)/share/agent-host,
+## where the binary looks for it.
+install: component
+	cargo build --locked --release -p agent-cli
+	install -d "$(PREFIX)/bin" "$(PREFIX)/share/agent-host"
+	install -m 0755 target/release/agent-host "$(PREFIX)/bin/agent-host"
+	install -m 0644 $(COMPONENT) "$(PREFIX)/share/agent-host/agent-core.wasm"
+	@env -u AGENT_CORE_COMPONENT "$(PREFIX)/bin/agent-host" --version
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "add it to PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 lint:
 	cargo fmt --all --check

@@ -1,4 +1,4 @@
-//! The stale-read guard (issue 21): what the agent last saw of each file, so that a change
+//! The stale-read guard: what the agent last saw of each file, so that a change
 //! is refused when the file changed since (a command, the user or another agent wrote it)
 //! and an existing file is not overwritten unseen. Claude Code and OpenDev guard the same
 //! way. A file is "seen" when a tool read it (read_file reads it whole even to show some

@@ -28,7 +28,7 @@ fn offset_from_end(s: &str, n: usize) -> usize {
 /// Where the model can find an output's full text, for the truncation marker.
 #[derive(Debug, Clone, Copy)]
 pub enum FullOutput<'a> {
-    /// Saved at this path, which read_file accepts (issue 22).
+    /// Saved at this path (the environment's scratch folder), which read_file accepts.
     SavedAt(&'a str),
     /// Kept only in the host's event stream (the spec's wording): no scratch area.
     EventStream,

@@ -472,6 +472,7 @@ fn config_from_wit(c: api::SessionConfig) -> crate::SessionConfig {
         provider_options: c
             .provider_options_json
             .and_then(|s| serde_json::from_str(&s).ok()),
+        output_schema: c.output_schema_json.and_then(|s| serde_json::from_str(&s).ok()),
         depth: c.depth,
         session_id: c.session_id,
         context_window_size: c.context_window_tokens,

@@ -1,4 +1,4 @@
-//! Prompt caching (unified LLM spec 2.10, issue 22): where the Anthropic adapter puts its
+//! Prompt caching (unified LLM spec 2.10): where the Anthropic adapter puts its
 //! `cache_control` breakpoints on turns 1 and 2, that the prefix a request shares with the
 //! one before it is byte for byte the same, and OpenAI's `prompt_cache_key` per session.
 

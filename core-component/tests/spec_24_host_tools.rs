@@ -1,4 +1,4 @@
-//! Host tools beyond text (issue 24): the images a host tool returns reach a model that
+//! Host tools beyond text: the images a host tool returns reach a model that
 //! reads images, checked first; and the host's tools can change mid-session (an MCP server's
 //! `tools/list_changed`), the next request offering the new list and accepting calls to it.
 

@@ -1,4 +1,4 @@
-//! The plan tool (issue 24): `update_plan` replaces the model's checklist, reaches the host
+//! The plan tool: `update_plan` replaces the model's checklist, reaches the host
 //! as a PLAN_UPDATED event between the call's start and end, and answers the model with one
 //! line; a malformed plan is an error result the model can correct. Offered by the hosted
 //! profiles (as codex, Claude Code and gemini-cli offer theirs), not the compact one.

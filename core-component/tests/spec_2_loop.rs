@@ -611,7 +611,8 @@ fn retries_give_up_after_the_policy_and_the_error_is_reported() {
         (500..=1_500).contains(&sleeps[0]) && (1_000..=3_000).contains(&sleeps[1]),
         "{sleeps:?}"
     );
-    // Issue 22: a server that failed three times says nothing against the next input.
+    // A transient failure ends the input, not the session: a server that failed three times
+    // says nothing against the next input.
     assert_eq!(h.session.state(), SessionState::Idle);
     assert!(!h.host.kinds().contains(&EventKind::SessionEnd));
     assert_eq!(h.events_of(EventKind::Error)[0]["retryable"], true);

@@ -1,5 +1,5 @@
-//! Issue 22: usage and cost added up per input and per session, reported with
-//! PROCESSING_END and kept across a snapshot.
+//! Usage and cost added up per input and per session, reported with PROCESSING_END and
+//! kept across a snapshot.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
@@ -106,7 +106,7 @@ fn a_token_budget_stops_the_input_before_the_request_that_would_pass_it() {
 fn a_cost_budget_stops_at_the_catalogs_prices_and_needs_a_priced_model() {
     // Claude Sonnet 4.5: 2,000 prompt tokens at $3 per million are $0.006 a request.
     let mut config = SessionConfig::new("anthropic", "claude-sonnet-4-5");
-    config.limits.max_cost_cents = 1;
+    config.limits.max_cost_cents = 1.0;
     let mut h = Harness::with(
         FakeEnv::default(),
         config,
@@ -126,8 +126,22 @@ fn a_cost_budget_stops_at_the_catalogs_prices_and_needs_a_priced_model() {
         json!({"limit": "max_cost_cents", "value": 2})
     );
 
+    // A budget under a cent ($0.004) is one: the first request's 0.6 cents pass it.
+    let mut config = SessionConfig::new("anthropic", "claude-sonnet-4-5");
+    config.limits.max_cost_cents = 0.4;
+    let mut h = Harness::with(
+        FakeEnv::default(),
+        config,
+        vec![tool_with_usage("t1", 2_000), reply("never", 1)],
+    );
+    assert_eq!(
+        h.session.submit("work").unwrap().stop_reason,
+        agent_core::StopReason::TurnLimit
+    );
+    assert_eq!(h.transport.requests.borrow().len(), 1);
+
     let mut unpriced = SessionConfig::new("anthropic", "my-private-model");
-    unpriced.limits.max_cost_cents = 100;
+    unpriced.limits.max_cost_cents = 100.0;
     let mut h = Harness::with(FakeEnv::default(), unpriced, vec![reply("never", 1)]);
     let error = h.session.submit("work").unwrap_err();
     assert!(

@@ -35,8 +35,8 @@ fn chunks_apply_in_order_after_their_context_and_a_missing_final_newline_stays_m
     );
 }
 
-/// Issue 21: lines a patch does not change keep the file's bytes, whichever pass matched
-/// them, and their line breaks; added lines take the file's usual break.
+/// Lines a patch does not change keep the file's bytes, whichever pass matched them, and
+/// their line breaks; added lines take the file's usual break.
 #[test]
 fn context_lines_keep_the_file_s_bytes_and_breaks() {
     let env = FakeEnv::default();

@@ -170,6 +170,7 @@ fn request_of(messages: &[Message]) -> Request<'_> {
         max_tokens: 100,
         reasoning_effort: None,
         provider_options: None,
+        output_schema: None,
         cache: None,
     }
 }

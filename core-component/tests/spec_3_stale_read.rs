@@ -1,4 +1,4 @@
-//! Issue 21: the stale-read guard. write_file, edit_file and apply_patch refuse to change a
+//! The stale-read guard. write_file, edit_file and apply_patch refuse to change a
 //! file that changed since the session last read or wrote it, and write_file (and a patch's
 //! `Add File`) to replace an existing file the session never read; the refusal is an error
 //! result that tells the model to read the file again, and nothing is written. Off with

@@ -1,4 +1,4 @@
-//! Issue 22: staged compaction, run natively over in-memory fakes with Anthropic streams.
+//! Staged compaction, run natively over in-memory fakes with Anthropic streams.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

@@ -70,8 +70,8 @@ fn numbered_output(lines: usize, width: usize) -> String {
         .collect()
 }
 
-/// Issue 22: what truncation cut is saved in the environment's scratch folder, the marker
-/// names the file, and read_file pages through it: a scripted model reads 1 MB back whole.
+/// Output offloading: what truncation cut is saved in the environment's scratch folder, the
+/// marker names the file, and read_file pages through it: a scripted model reads 1 MB back whole.
 #[test]
 fn a_truncated_1_mb_output_is_saved_and_read_back_whole_through_the_path_in_the_marker() {
     let big = numbered_output(10_000, 99);

@@ -1,5 +1,5 @@
-//! Compaction of a long history (issue 22): a session that read one 4 KB file per round until
-//! its history holds about 150k tokens is saved once; each repetition restores it in a fresh
+//! Compaction of a long history: a session that read one 4 KB file per round until its
+//! history holds about 150k tokens is saved once; each repetition restores it in a fresh
 //! component instance with Claude's 200k window and asks for `compact()`, which elides the
 //! old tool outputs and has the older turns summarised. The summary's reply is served
 //! in-process at once, so the figure is the component's own work: estimating, eliding,

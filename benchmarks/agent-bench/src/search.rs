@@ -19,7 +19,7 @@ use agent_host::protocol::ports::{GrepMatch, GrepOptions, GrepOutputMode};
 use anyhow::{Context as _, anyhow};
 use std::time::Instant;
 
-/// Issue 11: our search within 1.5x of ripgrep's time.
+/// The target: our search within 1.5x of ripgrep's time.
 const TARGET_RATIO: f64 = 1.5;
 
 /// Finding every implementation of a trait is among the searches coding agents run most; on
@@ -32,7 +32,7 @@ const CONTENT_PATTERN: &str = "impl.*Iterator for";
 const FILES_PATTERN: &str = "unsafe fn";
 const GLOB: &str = "**/*.rs";
 
-/// The three kinds of query the issue names.
+/// The three kinds of query compared with ripgrep: content search, files with matches, glob.
 #[derive(Clone, Copy)]
 enum Query {
     Content,

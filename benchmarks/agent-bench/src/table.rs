@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-/// What a figure must stay within (every target of the issue is an upper bound).
+/// What a figure must stay within (every target in BENCHMARKS.md is an upper bound).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum Target {
     AtMost(f64),

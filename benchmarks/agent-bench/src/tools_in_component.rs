@@ -21,7 +21,7 @@ use crate::table::{Row, Target, format_value};
 use bench_probe::cases::{Case, Probe, Sizes};
 use std::time::Instant;
 
-/// The targets, in milliseconds.
+/// The tools' speed targets (BENCHMARKS.md), in milliseconds.
 const PATCH_TARGET_MS: f64 = 20.0;
 const TRUNCATION_TARGET_MS: f64 = 10.0;
 const EDIT_TARGET_MS: f64 = 20.0;
@@ -97,7 +97,7 @@ fn compare(
     ])
 }
 
-/// The target for a case; the extra edit case (the whole chain) is informative.
+/// The target for a case; the extra edit case (the whole chain) is informative.
 fn target(case: Case) -> Option<f64> {
     match case {
         Case::ApplyPatch => Some(PATCH_TARGET_MS),

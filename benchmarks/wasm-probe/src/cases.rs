@@ -54,7 +54,8 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The sizes, or tiny ones that only check the cases.
+    /// The sizes the targets are set for (BENCHMARKS.md, section 4), or tiny ones that only
+    /// check the cases.
     pub fn new(quick: bool) -> Self {
         if quick {
             Self {

@@ -5,7 +5,7 @@ use crate::provider::{Profile, ProviderFamily, ReasoningEffort, WireProtocol};
 use serde::{Deserialize, Serialize};
 
 /// Session limits; 0 means unlimited where it applies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     pub max_turns: u32,
     pub max_tool_rounds_per_input: u32,
@@ -25,17 +25,30 @@ pub struct Limits {
     /// input that reaches it stops before its next request. 0: none.
     #[serde(default)]
     pub max_session_tokens: u64,
-    /// Budget of the session's cost in US cents, at the model catalog's prices; a model
-    /// without a price cannot have one. 0: none.
+    /// Budget of the session's cost in US cents, at the model catalog's prices, fractions of
+    /// a cent included (`0.4` is $0.004); a model without a price cannot have one. 0: none.
     #[serde(default)]
-    pub max_cost_cents: u32,
+    pub max_cost_cents: f64,
 }
 
 fn guard_on() -> bool {
     true
 }
 
-/// How a failed LLM request is tried again (issue 22): after a network error, a rate limit,
+impl Limits {
+    /// A cost budget in cents is a finite amount, 0 or more (0: no budget); every place that
+    /// reads one (flags, configuration files, batch tasks, the session) checks it here.
+    pub fn check_cost_cents(cents: f64) -> Result<(), String> {
+        match cents.is_finite() && cents >= 0.0 {
+            true => Ok(()),
+            false => Err(format!(
+                "max_cost_cents: {cents} is not an amount of US cents (0 or more; 0: no budget)"
+            )),
+        }
+    }
+}
+
+/// How a failed LLM request is tried again: after a network error, a rate limit,
 /// an overloaded or failing server, with exponential backoff (doubling, with jitter) from
 /// `base_delay_ms` up to `max_delay_ms`; a provider's `Retry-After` is followed up to
 /// `max_delay_ms`, a longer one ends the input at once.
@@ -111,6 +124,10 @@ pub struct SessionConfig {
     pub host_tools: Vec<ToolDefinition>,
     pub user_instructions: Option<String>,
     pub provider_options: Option<serde_json::Value>,
+    /// A JSON Schema the final answer must match: each request asks for it through its
+    /// protocol's structured output (the host checks the answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<serde_json::Value>,
     pub depth: u32,
     pub session_id: Option<String>,
     /// Overrides the profile's context window (tokens).
@@ -128,7 +145,7 @@ pub struct SessionConfig {
     /// How failed LLM requests are retried; `None`: [`RetrySettings::default`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetrySettings>,
-    /// Error-recovery reminders (issue 23); `None`: the profile's choice.
+    /// Error-recovery reminders after a failed tool call; `None`: the profile's choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_reminders: Option<bool>,
 }
@@ -153,6 +170,7 @@ impl SessionConfig {
             host_tools: Vec::new(),
             user_instructions: None,
             provider_options: None,
+            output_schema: None,
             depth: 0,
             session_id: None,
             context_window_size: None,
@@ -184,6 +202,7 @@ impl SessionConfig {
         if self.endpoint.trim().is_empty() {
             return Err("endpoint: must not be empty".to_string());
         }
+        Limits::check_cost_cents(self.limits.max_cost_cents).map_err(|e| format!("limits.{e}"))?;
         if self.limits.max_command_timeout_ms == 0 {
             return Err("limits.max-command-timeout-ms: must be greater than 0".to_string());
         }

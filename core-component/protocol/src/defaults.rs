@@ -118,7 +118,7 @@ impl Default for Limits {
                 max_subagent_depth: 0,
                 stale_read_guard: false,
                 max_session_tokens: 0,
-                max_cost_cents: 0,
+                max_cost_cents: 0.0,
             },
             |defaults| defaults.limits.clone(),
         )

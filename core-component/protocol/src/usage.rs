@@ -1,4 +1,4 @@
-//! Token usage and cost added up over an input or a session (issue 22), the same for every
+//! Token usage and cost added up over an input or a session, the same for every
 //! provider: each response's [`Usage`](crate::Usage) is read the way its API counts (the
 //! core does that, knowing the protocol), so hosts can show and compare totals.
 

@@ -22,6 +22,10 @@ pub struct Request<'a> {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Provider-specific options merged into the request body.
     pub provider_options: Option<&'a Value>,
+    /// A JSON Schema the answer must match, asked for through the protocol's structured
+    /// output (Responses `text.format`, Chat Completions `response_format`, Gemini
+    /// `responseJsonSchema`, Anthropic `output_config.format`).
+    pub output_schema: Option<&'a Value>,
     /// Names the requests that share a prefix (the session's id), for a provider that routes
     /// requests to its prompt cache by it (OpenAI's `prompt_cache_key`).
     pub cache_key: Option<&'a str>,

@@ -240,6 +240,7 @@ mod tests {
             max_tokens: 100,
             reasoning_effort: None,
             provider_options: None,
+            output_schema: None,
             cache_key: None,
             cache,
         }

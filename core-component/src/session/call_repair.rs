@@ -1,4 +1,4 @@
-//! Tool calls as open models get them slightly wrong (issue 23): arguments sent as a JSON
+//! Tool calls as open models get them slightly wrong: arguments sent as a JSON
 //! string holding the object, and a tool named as another harness names it (`run_shell`,
 //! `Bash`, `str_replace`). The first is taken as the object it plainly is; the second is
 //! answered with an error that names the tool to call, since running another tool than the

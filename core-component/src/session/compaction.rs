@@ -1,4 +1,4 @@
-//! Staged compaction (issue 22; the OpenDev paper's staged context management): when the
+//! Staged compaction (after the OpenDev paper's staged context management): when the
 //! next request would fill too much of the context window, old tool outputs are elided
 //! first, and if that is not enough the older turns are replaced by a summary the model
 //! writes. The most recent turns stay verbatim, and a tool call is never separated from its
@@ -194,6 +194,8 @@ impl Session {
             ),
             reasoning_effort: None,
             provider_options: options.as_ref(),
+            // A summary is prose, whatever shape the final answer must have.
+            output_schema: None,
             // Another prefix than the conversation's: a cache of its own.
             cache_key: None,
             cache: None,

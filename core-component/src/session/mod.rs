@@ -180,7 +180,7 @@ impl Session {
             SessionState::Idle | SessionState::AwaitingInput => {}
         }
         self.config.validate().map_err(AgentError::InvalidConfig)?;
-        if self.config.limits.max_cost_cents > 0
+        if self.config.limits.max_cost_cents > 0.0
             && crate::model_catalog::price_of(&self.config.model).is_none()
         {
             return Err(AgentError::InvalidConfig(format!(
@@ -335,7 +335,7 @@ impl Session {
                 });
                 // A network blip, an overloaded or failing server, a stream cut mid-answer:
                 // the input ends with the error once the retries are spent, and the session
-                // takes the next input (issue 22). What no retry can fix (authentication,
+                // takes the next input. What no retry can fix (authentication,
                 // permission, an invalid request, the configuration) closes it (spec 2.8).
                 if transient(error.kind) {
                     self.state = SessionState::Idle;
@@ -519,7 +519,7 @@ impl Session {
     /// The budget limit the session tree has reached, with the amount spent.
     fn budget_exceeded(&self) -> Option<(LimitName, u32)> {
         let limits = &self.config.limits;
-        if limits.max_session_tokens == 0 && limits.max_cost_cents == 0 {
+        if limits.max_session_tokens == 0 && limits.max_cost_cents <= 0.0 {
             return None;
         }
         let spent = self.tree_spending();
@@ -530,7 +530,7 @@ impl Session {
                 LimitName::MaxSessionTokens,
                 u32::try_from(tokens).unwrap_or(u32::MAX),
             )
-        } else if limits.max_cost_cents > 0 && cents >= f64::from(limits.max_cost_cents) {
+        } else if limits.max_cost_cents > 0.0 && cents >= limits.max_cost_cents {
             (LimitName::MaxCostCents, cents.ceil() as u32)
         } else {
             return None;

@@ -1,6 +1,6 @@
-//! Output offloading (issue 22): what truncation cuts from a tool's output is not lost to
-//! the model. The full text is saved in the environment's scratch folder and the marker
-//! names the file, which read_file pages through with offset and limit.
+//! Output offloading: what truncation cuts from a tool's output is not lost to the model.
+//! The full text is saved in the environment's scratch folder and the marker names the
+//! file, which read_file pages through with offset and limit.
 
 use super::Session;
 use crate::llm::ToolCall;

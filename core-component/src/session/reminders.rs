@@ -1,4 +1,4 @@
-//! Error-recovery reminders (issue 23, after the OpenDev paper's system reminders): a small
+//! Error-recovery reminders (after the OpenDev paper's system reminders): a small
 //! model that gets a tool error often stops, or answers "done" although its last call
 //! failed. A failed call's result says what to check next, and a final answer given right
 //! after a failed call is sent back once with a request to verify. On for the compact profile

@@ -93,6 +93,7 @@ impl Session {
                 .reasoning_effort
                 .filter(|_| self.profile.supports_reasoning),
             provider_options: self.config.provider_options.as_ref(),
+            output_schema: self.config.output_schema.as_ref(),
             cache_key: Some(&self.id),
             cache: Some(self.history.wire_cache()),
         }

@@ -1,4 +1,4 @@
-//! Tool calls a model wrote as text because the server did not parse them (issue 23): a
+//! Tool calls a model wrote as text because the server did not parse them: a
 //! llama.cpp, Ollama or vLLM server whose chat template asks for calls in a fenced JSON block,
 //! or in Qwen's and Hermes' `<tool_call>` tags, passes them through as the answer's text when
 //! it has no parser for that form. Such a block becomes a real call, so the loop runs it

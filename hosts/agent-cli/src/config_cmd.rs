@@ -21,7 +21,7 @@ pub struct ShowArgs {
     json: bool,
     /// The workspace whose .agent/config.toml is the project file (default: the current
     /// directory).
-    #[arg(long)]
+    #[arg(short = 'C', long = "cd", visible_alias = "cwd", value_name = "DIR")]
     cwd: Option<PathBuf>,
     /// The project configuration file, instead of the workspace's.
     #[arg(long, value_name = "FILE")]
@@ -30,13 +30,13 @@ pub struct ShowArgs {
     #[arg(long)]
     provider: Option<String>,
     /// Show the settings as if run with this model.
-    #[arg(long)]
+    #[arg(short = 'm', long)]
     model: Option<String>,
     /// Show the settings as if run with this turn limit.
     #[arg(long)]
     max_turns: Option<u32>,
     /// Show the settings as if run with this variable policy.
-    #[arg(long, value_name = "POLICY")]
+    #[arg(long = "vars", alias = "env-policy", value_name = "POLICY")]
     env_policy: Option<EnvPolicyArg>,
     /// Show the settings as if run in read-only mode.
     #[arg(long)]

@@ -5,7 +5,7 @@
 
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
-use agent_host::protocol::{CompactionStage, CompactionTrigger, UsageTotals};
+use agent_host::protocol::{CompactionStage, CompactionTrigger, ErrorKind, UsageTotals};
 use std::io::Write;
 
 /// Prints events for people (or as JSON lines for scripts).
@@ -13,6 +13,19 @@ pub struct EventView {
     json: bool,
     /// Whether the cursor is in the middle of streamed assistant text.
     mid_line: bool,
+    /// The kind of the error that ended the input (the message is `run`'s to print).
+    ending_error: Option<ErrorKind>,
+    /// The session's usage as its last input ended.
+    session_usage: Option<UsageTotals>,
+}
+
+/// What the events told by the end of a run.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// The kind of the error that ended the input, if one did.
+    pub ending_error: Option<ErrorKind>,
+    /// The session's usage as its last input ended.
+    pub session_usage: Option<UsageTotals>,
 }
 
 impl EventView {
@@ -20,11 +33,20 @@ impl EventView {
         Self {
             json,
             mid_line: false,
+            ending_error: None,
+            session_usage: None,
         }
     }
 
     pub fn show(&mut self, event: &Event) {
         let mut out = std::io::stdout().lock();
+        match (&event.agent_id, &event.data) {
+            (None, EventData::Error { kind, .. }) => self.ending_error = Some(*kind),
+            (None, EventData::ProcessingEnd { session_usage, .. }) => {
+                self.session_usage = Some(*session_usage)
+            }
+            _ => {}
+        }
         if self.json {
             let _ = writeln!(out, "{}", event.to_json());
             return;
@@ -93,10 +115,8 @@ impl EventView {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[turn limit] {} reached ({value})", limit.as_str());
             }
-            EventData::Error { message, .. } => {
-                self.break_line(&mut out);
-                eprintln!("[error] {}", multi_line(message));
-            }
+            // The error that ends the input is what `run` reports as it exits, once.
+            EventData::Error { .. } => self.break_line(&mut out),
             _ => {}
         }
         let _ = out.flush();
@@ -132,8 +152,13 @@ impl EventView {
         }
     }
 
-    pub fn finish(&mut self) {
+    /// Ends the output; what the events told.
+    pub fn finish(&mut self) -> Seen {
         self.break_line(&mut std::io::stdout());
+        Seen {
+            ending_error: self.ending_error,
+            session_usage: self.session_usage,
+        }
     }
 }
 

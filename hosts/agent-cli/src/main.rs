@@ -3,16 +3,12 @@
 use agent_host::approval::ApprovalPolicy;
 use agent_host::compile_cache::default_cache_dir;
 use agent_host::config::{
-    PluginOptions, PluginSources, Settings, SettingsFlags, Source, Sourced, default_model, load_plugins,
-    locate_component, session_config,
+    PluginOptions, PluginSources, Settings, default_model, load_plugins, locate_component, session_config,
 };
-use agent_host::embed::{Error, Host, HostTool, SessionOptions, StopReason, ToolSource};
+use agent_host::embed::{Host, HostTool, ToolSource};
 use agent_host::environments::EnvOptions;
-use agent_host::transport::RecordReplayOptions;
-use agent_host::transport::options::REPLAY_REFUSES_CHANGES;
 use agent_host::{Endpoints, Environment};
 use clap::{Parser, Subcommand};
-use event_view::EventView;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -20,21 +16,29 @@ use std::sync::Arc;
 mod batch;
 mod chat;
 mod config_cmd;
+mod error_hints;
 mod event_view;
 mod mcp_cmd;
+mod output_schema;
 mod plugin_view;
 mod profile_view;
+mod renamed_flags;
+mod run_cmd;
+mod run_result;
 mod sessions;
+mod task_input;
 mod terminal_prompt;
 mod terminal_text;
 mod trust_cmd;
 mod undo_cmd;
+mod version;
 
 /// Exit codes a script can rely on.
 mod exit {
     pub const USAGE: u8 = 2;
     pub const AGENT_ERROR: u8 = 1;
     pub const LIMIT: u8 = 3;
+    pub const SCHEMA_MISMATCH: u8 = 4;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -47,16 +51,36 @@ Exit codes:
   1    the agent failed: the LLM request failed, the component trapped, or the conversation \
 no longer fits the context window
   2    usage: bad flags or configuration, no provider configured, unknown provider
-  3    stopped by a limit (--max-turns, max_tool_rounds_per_input)
+  3    stopped by a limit (--max-turns, max_tool_rounds_per_input, a budget)
+  4    the final answer does not match --output-schema, even after a repair round
   130  interrupted (Ctrl-C)";
 
 #[derive(Parser)]
-#[command(name = "agent-host", version, about = "Run the agent-core component natively")]
+#[command(
+    name = "agent-host",
+    disable_version_flag = true,
+    about = "A coding agent that runs its tools in a sandbox: chat with it, or give it a task to run",
+    long_about = "A coding agent that runs its tools in a sandbox: chat with it, or give it a task to run.\n\n\
+                  The agent is one WebAssembly component (agent-core.wasm) that agent-host runs with \
+                  wasmtime; the files it reads and the commands it runs are confined to the workspace.",
+    after_help = "Start with `agent-host chat`, or `agent-host run \"TASK\"`; `agent-host COMMAND --help` \
+                  tells more."
+)]
 struct Cli {
-    /// The core component (default: $AGENT_CORE_COMPONENT, or agent-core.wasm near the binary).
-    #[arg(long, global = true)]
+    /// The core component (default: $AGENT_CORE_COMPONENT, else agent-core.wasm beside the
+    /// binary, one folder up, or in ../share/agent-host/).
+    #[arg(long, global = true, value_name = "FILE")]
     component: Option<PathBuf>,
+    /// Print the version and the component's path and SHA-256.
+    #[arg(short = 'V', long)]
+    version: bool,
     #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// The command line once `--version` and a missing command are dealt with.
+struct ParsedCli {
+    component: Option<PathBuf>,
     command: Command,
 }
 
@@ -64,38 +88,7 @@ struct Cli {
 enum Command {
     /// Run a task to completion and print each event as it happens.
     #[command(after_help = RUN_EXIT_CODES)]
-    Run {
-        /// What the agent should do; with --command, the command's arguments.
-        #[arg(required_unless_present = "command")]
-        task: Option<String>,
-        /// Run a custom command (.agent/commands/NAME.md, or commands/NAME.md in the user's
-        /// configuration folder) with TASK as its arguments.
-        #[arg(long, value_name = "NAME")]
-        command: Option<String>,
-        #[command(flatten)]
-        env: EnvOptions,
-        /// Provider: anthropic, openai, gemini, a server named in OPENAI_COMPATIBLE_ENDPOINTS,
-        /// or replay (with --replay FILE) (default: the first built-in one configured).
-        #[arg(long)]
-        provider: Option<String>,
-        /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
-        #[arg(long)]
-        model: Option<String>,
-        /// Print one JSON object per event instead of readable text.
-        #[arg(long)]
-        json: bool,
-        /// Stop after this many LLM turns (0 = unlimited; default: the configuration, else 0).
-        #[arg(long)]
-        max_turns: Option<u32>,
-        #[command(flatten)]
-        settings: SettingsFlags,
-        #[command(flatten)]
-        plugins: PluginOptions,
-        #[command(flatten)]
-        record_replay: RecordReplayOptions,
-        #[command(flatten)]
-        persist: sessions::PersistOptions,
-    },
+    Run(run_cmd::RunArgs),
     /// Saved sessions, most recent first (every run is saved unless --no-persist).
     Sessions(sessions::SessionsArgs),
     /// Continue a saved session in a fresh instance over its workspace: with TASK, or the
@@ -179,9 +172,6 @@ enum PluginCommand {
     },
 }
 
-/// How long `run` waits for an interrupted session to stop before it exits anyway.
-const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
-
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     // Errors can quote an endpoint's reply (a key it repeats) or the model's words.
     let message = agent_host::secrets::redact_known(&message.to_string());
@@ -208,6 +198,21 @@ async fn async_main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    for warning in renamed_flags::warnings(&<Cli as clap::CommandFactory>::command(), std::env::args_os()) {
+        eprintln!("agent-host: warning: {warning}");
+    }
+    if cli.version {
+        println!("{}", version::describe(cli.component));
+        return ExitCode::SUCCESS;
+    }
+    let Some(command) = cli.command else {
+        let _ = <Cli as clap::CommandFactory>::command().print_help();
+        return ExitCode::from(exit::USAGE);
+    };
+    let cli = ParsedCli {
+        component: cli.component,
+        command,
+    };
     if let Command::Plugin {
         command: PluginCommand::Inspect { file, json },
     } = &cli.command
@@ -231,34 +236,7 @@ async fn async_main() -> ExitCode {
         Err(message) => return fail(exit::USAGE, message),
     };
     match cli.command {
-        Command::Run {
-            task,
-            command,
-            env,
-            provider,
-            model,
-            json,
-            max_turns,
-            settings,
-            plugins,
-            record_replay,
-            persist,
-        } => {
-            let task = match custom_command_prompt(command.as_deref(), task, &env) {
-                Ok(task) => task,
-                Err(message) => return fail(exit::USAGE, message),
-            };
-            let choice = RunChoice {
-                provider,
-                model,
-                json,
-                max_turns,
-                settings,
-                record_replay,
-                persistence: persist.persistence(),
-            };
-            run(component, task, env, plugins, choice).await
-        }
+        Command::Run(args) => run_cmd::run_command(component, args).await,
         Command::Tool {
             name,
             args,
@@ -305,199 +283,6 @@ async fn build_host(
         builder = builder.approvals(policy);
     }
     builder.build().await.map_err(|e| e.to_string())
-}
-
-/// What `run` was asked to use.
-struct RunChoice {
-    provider: Option<String>,
-    model: Option<String>,
-    json: bool,
-    max_turns: Option<u32>,
-    settings: SettingsFlags,
-    record_replay: RecordReplayOptions,
-    persistence: sessions::Persistence,
-}
-
-async fn run(
-    component: PathBuf,
-    task: String,
-    env_options: EnvOptions,
-    plugin_options: PluginOptions,
-    choice: RunChoice,
-) -> ExitCode {
-    let RunChoice {
-        mut provider,
-        mut model,
-        json,
-        max_turns,
-        settings,
-        record_replay,
-        persistence,
-    } = choice;
-    let overrides = settings.overrides(provider.clone(), model.clone(), max_turns, &env_options);
-    let mut settings = match Settings::for_command(&env_options, plugin_options.config.as_deref(), overrides)
-    {
-        Ok(settings) => settings,
-        Err(message) => return fail(exit::USAGE, message),
-    };
-    if let Some(warning) = settings.untrusted_project.as_ref().and_then(|p| p.warning()) {
-        // It quotes keys of the untrusted file.
-        eprintln!("agent-host: warning: {}", terminal_text::one_line(&warning));
-    }
-    let replay = match record_replay.open_replay(&mut settings.endpoints, &mut provider, &mut model) {
-        Ok(replay) => replay,
-        Err(message) => return fail(exit::USAGE, message),
-    };
-    if let (Some(recording), Some(provider), Some(model)) = (&replay, provider, model) {
-        // The recorded session's profile, whatever the endpoint's default is today.
-        if let Some(profile) = agent_protocol::Profile::parse(&recording.session().provider) {
-            settings
-                .endpoint_profile
-                .insert(provider.clone(), Sourced::new(profile, Source::flag("--replay")));
-        }
-        settings.set_target(provider, model, Source::flag("--replay"));
-    }
-    let target = match settings.target() {
-        Ok(target) => target,
-        Err(message) => return fail(exit::USAGE, message),
-    };
-    let provider = target.provider.clone();
-    let mut env_options = settings.env_options(env_options);
-    if replay.is_some() && !record_replay.replay_trusted {
-        env_options.changes_refused = Some(REPLAY_REFUSES_CHANGES.to_string());
-    }
-    let (approvals, approval_warning) = terminal_prompt::terminal_approvals(&settings, &mut env_options);
-    if let Some(warning) = approval_warning {
-        eprintln!("agent-host: {warning}");
-    }
-    let env = match env_options.build().await {
-        Ok(env) => env,
-        Err(message) => return fail(exit::USAGE, message),
-    };
-    let mut config = settings.session_config(&target);
-    let host = match host_for(
-        &component,
-        settings.endpoints.clone(),
-        approvals,
-        (env.clone(), &env_options),
-        &plugin_options,
-        &mut config,
-    )
-    .await
-    {
-        Ok(host) => host,
-        Err((code, message)) => return fail(code, message),
-    };
-    // For the message if the endpoint rejects the credentials.
-    let credential_hint = host.endpoints().get(&provider).map(|e| {
-        format!(
-            "the {provider} endpoint ({}) rejected the request's credentials: check {}",
-            agent_host::secrets::redact::redact_url(&e.base_url),
-            e.key_var
-        )
-    });
-    let options = SessionOptions {
-        config: Some(config),
-        environment: Some(env),
-        record: record_replay.record.clone(),
-        replay: replay.and(record_replay.replay.clone()),
-        read_only: env_options.read_only,
-        ..SessionOptions::default()
-    };
-    let session = match persistence.open(&host, options, json).await {
-        Ok(session) => session,
-        Err((code, message)) => return fail(code, message),
-    };
-    let mut events = session.events();
-    let printer = tokio::spawn(async move {
-        let mut view = EventView::new(json);
-        while let Some(event) = events.next().await {
-            view.show(&event);
-        }
-        view.finish();
-    });
-    // Ctrl-C asks for a graceful abort; the loop notices it at its next check (a running
-    // command or stream is cut at once) and returns, so the instance stays consistent. A
-    // session stuck where no check comes (a host call that never returns) does not hold
-    // the user: after a grace period, or at a second Ctrl-C, the process exits.
-    let interrupter = {
-        let handle = session.handle();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                handle.abort();
-                let _ = tokio::time::timeout(INTERRUPT_GRACE, tokio::signal::ctrl_c()).await;
-                eprintln!(
-                    "agent-host: the session did not stop within {} s of Ctrl-C; exiting",
-                    INTERRUPT_GRACE.as_secs()
-                );
-                agent_host::environments::kill_every_command();
-                std::process::exit(i32::from(exit::INTERRUPTED));
-            }
-        })
-    };
-    let outcome = session.submit(&task).await;
-    interrupter.abort();
-    let _ = session.close().await;
-    // The event stream ends with the session.
-    drop(session);
-    let _ = printer.await;
-    match outcome {
-        Err(error) => {
-            let mut message = error.to_string();
-            if let (Error::Llm(text), Some(hint)) = (&error, credential_hint)
-                && text.starts_with("authentication error")
-            {
-                message = format!("{message}\n{hint}");
-            }
-            fail(exit::AGENT_ERROR, message)
-        }
-        Ok(outcome) => match outcome.stop_reason {
-            StopReason::Completed => ExitCode::SUCCESS,
-            StopReason::TurnLimit | StopReason::RoundLimit => fail(
-                exit::LIMIT,
-                format!("stopped by a limit after {} turns", outcome.turns),
-            ),
-            StopReason::AwaitingInput => ExitCode::SUCCESS,
-            StopReason::ContextLength => fail(
-                exit::AGENT_ERROR,
-                "the conversation no longer fits the model's context window",
-            ),
-            StopReason::Cancelled | StopReason::Aborted => fail(exit::INTERRUPTED, "interrupted"),
-        },
-    }
-}
-
-/// The task of a run: TASK itself, or with `--command NAME` that command's prompt with TASK
-/// as its arguments.
-fn custom_command_prompt(
-    command: Option<&str>,
-    task: Option<String>,
-    env: &EnvOptions,
-) -> Result<String, String> {
-    let Some(name) = command else {
-        return Ok(task.unwrap_or_default());
-    };
-    let name = name.strip_prefix('/').unwrap_or(name);
-    let workspace = match &env.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
-    };
-    let commands = custom_commands(env, &workspace);
-    match agent_host::extensions::commands::find(&commands, name) {
-        Some(command) => Ok(command.expand(task.as_deref().unwrap_or_default())),
-        None => {
-            let names: Vec<String> = commands.iter().map(|c| c.name.clone()).collect();
-            Err(format!(
-                "there is no custom command {name:?} (.agent/commands/{name}.md, or commands/{name}.md in \
-                 the user's configuration folder); the commands are: {}",
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            ))
-        }
-    }
 }
 
 /// The folders `--deny-dir` keeps from the session on this machine (none for a remote

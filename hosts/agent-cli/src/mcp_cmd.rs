@@ -16,7 +16,7 @@ pub enum McpCommand {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
         /// The workspace whose configuration is read (default: the current folder).
-        #[arg(long, value_name = "DIR")]
+        #[arg(short = 'C', long = "cd", visible_alias = "cwd", value_name = "DIR")]
         cwd: Option<PathBuf>,
         /// Print one JSON object.
         #[arg(long)]
@@ -137,11 +137,11 @@ fn render(servers: &[Value]) -> String {
 pub struct McpServerArgs {
     #[command(flatten)]
     pub env: agent_host::environments::EnvOptions,
-    /// Provider (default: the first built-in one configured).
-    #[arg(long)]
+    /// Provider (default: the first built-in one configured, else the only other endpoint).
+    #[arg(long, help_heading = "Model")]
     pub provider: Option<String>,
     /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
-    #[arg(long)]
+    #[arg(short = 'm', long, help_heading = "Model")]
     pub model: Option<String>,
     #[command(flatten)]
     pub settings: agent_host::config::SettingsFlags,

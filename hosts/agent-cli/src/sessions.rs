@@ -1,18 +1,21 @@
 //! Saved sessions on the command line: how `run` saves its session, `agent-host sessions`
 //! and `agent-host resume`.
 
+use crate::run_cmd::{RunChoice, run};
+use crate::task_input::{Pipe, TaskInput};
 use crate::terminal_text::{multi_line, one_line};
-use crate::{RunChoice, exit, fail, run};
-use agent_host::config::PluginOptions;
+use crate::{exit, fail};
+use agent_host::config::{PluginOptions, SettingsFlags};
 use agent_host::embed::{Error, Host, ResumeOptions, Session, SessionOptions};
 use agent_host::environments::EnvOptions;
 use agent_host::persist::{PersistError, SessionMeta, SessionStore, StoredSession, continuation_prompt};
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `run`'s flag about saving.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Sessions")]
 pub struct PersistOptions {
     /// Do not save the session (by default every run is saved, as it goes, under
     /// $AGENT_HOST_STATE_DIR, else ~/.local/state/agent-host, for `agent-host resume`).
@@ -130,7 +133,7 @@ pub struct SessionsArgs {
     #[arg(long)]
     all: bool,
     /// The workspace whose sessions to list (default: the current directory).
-    #[arg(long)]
+    #[arg(short = 'C', long = "cd", visible_alias = "cwd", value_name = "DIR")]
     cwd: Option<PathBuf>,
 }
 
@@ -240,21 +243,37 @@ fn elide(text: &str, width: usize, keep_end: bool) -> String {
 pub struct ResumeArgs {
     /// The session's id, or its beginning (`agent-host sessions` lists them).
     id: String,
-    /// What to do next. Without it, an input the session was interrupted in is continued;
-    /// otherwise the task is asked for on a terminal.
-    task: Option<String>,
-    /// Where tools run (default: the session's own workspace).
+    /// What to do next (`-`: read it from standard input). Without it, an input the session
+    /// was interrupted in is continued; otherwise the task is asked for on a terminal.
     #[command(flatten)]
-    env: EnvOptions,
-    /// Another model of the session's provider (default: the session's model).
-    #[arg(long)]
-    model: Option<String>,
+    input: TaskInput,
     /// Print one JSON object per event instead of readable text.
     #[arg(long)]
     json: bool,
+    /// Another model of the session's provider (default: the session's model). The provider
+    /// stays: the history holds calls of its profile's tools.
+    #[arg(short = 'm', long, help_heading = "Model")]
+    model: Option<String>,
     /// Stop after this many more LLM turns (0 = unlimited).
-    #[arg(long, default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Approvals and budgets"
+    )]
     max_turns: u32,
+    /// auto, ask or read-only (default: the configuration's). The session keeps its own
+    /// effort, budgets and other settings: they are part of its saved configuration.
+    #[arg(
+        short = 'a',
+        long,
+        value_name = "MODE",
+        help_heading = "Approvals and budgets"
+    )]
+    approval: Option<agent_host::approval::ApprovalMode>,
+    /// Where tools run (default: the session's own workspace).
+    #[command(flatten)]
+    env: EnvOptions,
     #[command(flatten)]
     plugins: PluginOptions,
 }
@@ -264,13 +283,65 @@ pub struct ResumeArgs {
 pub async fn resume(component: PathBuf, args: ResumeArgs) -> ExitCode {
     let ResumeArgs {
         id,
-        task,
-        mut env,
-        model,
+        input,
         json,
+        model,
         max_turns,
+        approval,
+        env,
         plugins,
     } = args;
+    let task = match input.read(Pipe::OnlyWhenAsked) {
+        Ok(task) => task,
+        Err(message) => return fail(exit::USAGE, message),
+    };
+    let continued = Continued {
+        id,
+        task,
+        json,
+        output_last_message: None,
+        model,
+        max_turns,
+        settings: SettingsFlags {
+            approval,
+            ..SettingsFlags::default()
+        },
+        env,
+        plugins,
+    };
+    continue_session(component, continued).await
+}
+
+/// A saved session to continue (`resume`, `run --continue`, `run --resume ID`).
+pub struct Continued {
+    /// The session's id or its beginning.
+    pub id: String,
+    /// What to do next; `None`: the interrupted input, else asked for on a terminal.
+    pub task: Option<String>,
+    pub json: bool,
+    pub output_last_message: Option<PathBuf>,
+    /// Another model of the session's provider.
+    pub model: Option<String>,
+    /// More LLM turns allowed (0: no limit).
+    pub max_turns: u32,
+    pub settings: SettingsFlags,
+    pub env: EnvOptions,
+    pub plugins: PluginOptions,
+}
+
+/// Runs the next input of a saved session in a fresh instance over its workspace.
+pub async fn continue_session(component: PathBuf, continued: Continued) -> ExitCode {
+    let Continued {
+        id,
+        task,
+        json,
+        output_last_message,
+        model,
+        max_turns,
+        settings,
+        mut env,
+        plugins,
+    } = continued;
     let store = match default_store() {
         Ok(store) => store,
         Err(message) => return fail(exit::USAGE, message),
@@ -306,12 +377,37 @@ pub async fn resume(component: PathBuf, args: ResumeArgs) -> ExitCode {
         provider: Some(stored.meta.endpoint.clone()),
         model: Some(model.unwrap_or_else(|| stored.meta.model.clone())),
         json,
+        output_schema: None,
+        output_last_message,
         max_turns: Some(max_turns),
-        settings: Default::default(),
+        settings,
         record_replay: Default::default(),
         persistence: Persistence::Resume(Box::new(stored)),
     };
     run(component, task, env, plugins, choice).await
+}
+
+/// The id of the most recently updated session of `workspace` (default: the current
+/// directory).
+pub(crate) fn latest_session_of(workspace: Option<&Path>) -> Result<String, String> {
+    let store = default_store()?;
+    let here = match workspace {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    let here = std::fs::canonicalize(&here).unwrap_or(here);
+    let (sessions, _) = store.list().map_err(|e| e.to_string())?;
+    sessions
+        .into_iter()
+        // One that never started has nothing to continue.
+        .find(|s| Path::new(&s.workspace) == here && !s.endpoint.is_empty())
+        .map(|s| s.id)
+        .ok_or_else(|| {
+            format!(
+                "no saved session of {}: name one (`agent-host sessions --all` lists them)",
+                here.display()
+            )
+        })
 }
 
 /// Without a task: the interrupted input if there is one, else a task typed on the

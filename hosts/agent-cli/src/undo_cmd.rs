@@ -5,7 +5,7 @@
 use crate::sessions::{default_store, short};
 use crate::{exit, fail, terminal_text};
 use agent_host::checkpoints::{Checkpoint, Checkpoints, Restored};
-use agent_host::persist::{PersistError, SessionStore};
+use agent_host::persist::PersistError;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -30,7 +30,7 @@ pub fn undo(args: UndoArgs) -> ExitCode {
     };
     let id = match args.session {
         Some(id) => id,
-        None => match latest_session_here(&store) {
+        None => match crate::sessions::latest_session_of(None) {
             Ok(id) => id,
             Err(message) => return fail(exit::USAGE, message),
         },
@@ -83,23 +83,6 @@ pub fn undo(args: UndoArgs) -> ExitCode {
         }
         Err(e) => fail(exit::USAGE, e),
     }
-}
-
-/// The id of the most recently updated session of the current directory.
-fn latest_session_here(store: &SessionStore) -> Result<String, String> {
-    let here = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let here = std::fs::canonicalize(&here).unwrap_or(here);
-    let (sessions, _) = store.list().map_err(|e| e.to_string())?;
-    sessions
-        .into_iter()
-        .find(|s| Path::new(&s.workspace) == here)
-        .map(|s| s.id)
-        .ok_or_else(|| {
-            format!(
-                "no saved session of {}: name one (`agent-host sessions --all` lists them)",
-                here.display()
-            )
-        })
 }
 
 /// The checkpoints as a table, or a line saying there are none.

@@ -63,7 +63,7 @@ async fn create_a_file_task_writes_the_file_and_sends_tool_results_back() -> any
         std::fs::read_to_string(work.path().join("hello.py"))?,
         "print(\"Hello\")\n"
     );
-    // Issue 22: the input's usage ends the run, on stderr (stdout is the answer).
+    // The input's usage ends the run, on stderr (stdout is the answer).
     assert!(
         stderr(&output).contains("[usage] 3 requests · "),
         "{}",
@@ -153,7 +153,8 @@ async fn json_mode_prints_one_event_object_per_line_in_order() -> anyhow::Result
             .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
     };
     assert_eq!(kinds.first(), Some(&"SESSION_START"));
-    assert_eq!(kinds.last(), Some(&"SESSION_END"));
+    // The events end with the session; a RESULT line for scripts follows them.
+    assert_eq!(kinds[kinds.len() - 2..], ["SESSION_END", "RESULT"]);
     assert!(position("USER_INPUT") < position("TOOL_CALL_START"));
     assert!(position("TOOL_CALL_START") < position("TOOL_CALL_OUTPUT_DELTA"));
     assert!(position("TOOL_CALL_OUTPUT_DELTA") < position("TOOL_CALL_END"));
@@ -323,7 +324,11 @@ async fn ctrl_c_aborts_gracefully_and_kills_the_running_command() -> anyhow::Res
         "{:?}",
         started.elapsed()
     );
-    assert!(rest.last().unwrap().contains("SESSION_END"), "{rest:?}");
+    assert!(rest[rest.len() - 2].contains("SESSION_END"), "{rest:?}");
+    assert!(
+        rest.last().unwrap().contains(r#""state":"interrupted""#),
+        "{rest:?}"
+    );
     assert_eq!(common::processes_with(&mark), [], "the command survived");
     Ok(())
 }
@@ -415,7 +420,7 @@ async fn search_tools_work_from_the_cli_through_the_component() -> anyhow::Resul
     Ok(())
 }
 
-/// Issue 22: `--max-tokens` stops a run cleanly (exit 3, the limit named) before the
+/// `--max-tokens` stops a run cleanly (exit 3, the limit named) before the
 /// request that would pass the budget; `--max-cost` refuses a model without a price.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn budgets_stop_a_run_and_a_cost_budget_needs_a_priced_model() -> anyhow::Result<()> {
@@ -472,7 +477,7 @@ async fn budgets_stop_a_run_and_a_cost_budget_needs_a_priced_model() -> anyhow::
     Ok(())
 }
 
-/// Issue 22: an endpoint's retry settings (`[endpoints.NAME]`, here the built-in anthropic)
+/// An endpoint's retry settings (`[endpoints.NAME]`, here the built-in anthropic)
 /// decide how often a failing server is asked again; `config show` reports them, and
 /// settings out of bounds are refused naming the key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

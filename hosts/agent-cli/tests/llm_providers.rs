@@ -119,7 +119,7 @@ async fn create_a_file_task_runs_against_a_named_chat_completions_endpoint() -> 
     );
     let first = requests[0].json();
     assert_eq!(first["model"], "qwen3-coder");
-    // A named Chat Completions endpoint gets the compact profile (issue 23): Claude Code's
+    // A named Chat Completions endpoint gets the compact profile: Claude Code's
     // core tools without subagents, its instruction files, and the workspace's files.
     assert_prompt_for(first["messages"][0]["content"].as_str().unwrap(), "Claude notes.");
     assert_eq!(

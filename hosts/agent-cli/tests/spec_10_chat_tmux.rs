@@ -154,7 +154,7 @@ async fn a_task_that_edits_a_file_shows_compact_calls_and_a_coloured_diff() {
     assert!(painted(line_with("+ print(\"Rust\")"), "green"), "{coloured}");
 }
 
-/// Issue 21: a write and an edit of one file in one response run back to back, before the
+/// A write and an edit of one file in one response run back to back, before the
 /// chat shows either end: each line still gets its own call's diff.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_then_an_edit_in_one_response_each_show_their_own_diff() {
@@ -546,8 +546,8 @@ async fn ctrl_d_at_the_prompt_exits_cleanly() {
     assert_eq!(chat.pane.wait_for_exit().await, 0);
 }
 
-/// Issue 20 review: a command padded so that its tail lies past the terminal's edge. When the
-/// sandbox refuses its tail, the question to run it again without the sandbox is written
+/// A command padded so that its tail lies past the terminal's edge. When the sandbox
+/// refuses its tail, the question to run it again without the sandbox is written
 /// out whole, so the user sees what would run before saying yes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rerun_question_shows_the_whole_command_however_long() {

@@ -1,4 +1,4 @@
-//! Layered configuration (issue 10): a user file, a project file, environment variables and
+//! Layered configuration: a user file, a project file, environment variables and
 //! flags overriding each other, `config show` naming each value's source with keys
 //! redacted, refused literal keys and unknown keys, and the effective values reaching a real
 //! `run` against the scripted server.
@@ -121,7 +121,7 @@ async fn flags_beat_environment_beat_project_file_beat_user_file_beat_defaults()
     );
     assert_eq!(value(&shown, "approval"), "ask");
     assert_eq!(value(&shown, "env_policy"), "core");
-    // Issue 22: a runaway input stops after 200 tool rounds unless configured otherwise.
+    // A runaway input stops after 200 tool rounds unless configured otherwise.
     assert_eq!(value(&shown, "limits.max_tool_rounds_per_input"), 200);
     assert_eq!(source(&shown, "limits.max_tool_rounds_per_input"), "default");
 
@@ -145,14 +145,14 @@ async fn flags_beat_environment_beat_project_file_beat_user_file_beat_defaults()
     assert_eq!(source(&shown, "approval"), "flag --approval");
     let shown = layers
         .show(
-            &["--model", "flag-model", "--effort", "low", "--env-policy", "none"],
+            &["--model", "flag-model", "--effort", "low", "--vars", "none"],
             &env,
         )
         .await;
     assert_eq!(source(&shown, "model"), "flag --model");
     assert_eq!(source(&shown, "reasoning_effort"), "flag --effort");
     assert_eq!(value(&shown, "env_policy"), "none");
-    assert_eq!(source(&shown, "env_policy"), "flag --env-policy");
+    assert_eq!(source(&shown, "env_policy"), "flag --vars");
 
     // --config replaces the project file.
     let other = layers.work.path().join("other.toml");

@@ -1,4 +1,4 @@
-//! Persistence (issue 10): every run is saved as it goes; a run killed with SIGKILL resumes
+//! Persistence: every run is saved as it goes; a run killed with SIGKILL resumes
 //! with its full history; a torn last line is ignored; `sessions` lists; a trapped instance
 //! is restarted from the journal. The real binary and component, real files, real HTTP to
 //! the scripted server on 127.0.0.1.
@@ -122,6 +122,17 @@ async fn run_and_kill_after_second_tool(state: &Path, work: &Path) -> PathBuf {
 }
 
 async fn run_and_kill_after_second_tool_with(state: &Path, work: &Path, replies: Vec<Reply>) -> PathBuf {
+    run_and_stop_after_second_tool(state, work, replies, None).await
+}
+
+/// Runs `TASK` until its second tool call ended, then kills it with SIGKILL, or with
+/// `signal` (SIGINT: Ctrl-C) and waits for it to exit by itself.
+async fn run_and_stop_after_second_tool(
+    state: &Path,
+    work: &Path,
+    replies: Vec<Reply>,
+    signal: Option<nix::sys::signal::Signal>,
+) -> PathBuf {
     let first = server(replies).await;
     let mut child = agent_host_at(state, &first)
         .args(["run", TASK, "--cwd"])
@@ -149,7 +160,13 @@ async fn run_and_kill_after_second_tool_with(state: &Path, work: &Path, replies:
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    child.start_kill().unwrap(); // SIGKILL
+    match signal {
+        None => child.start_kill().unwrap(), // SIGKILL
+        Some(signal) => {
+            let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+            nix::sys::signal::kill(pid, signal).unwrap();
+        }
+    }
     let status = child.wait().await.unwrap();
     assert!(!status.success());
     dir
@@ -314,6 +331,37 @@ async fn resume_without_a_task_continues_the_interrupted_input() {
     assert_eq!(output.status.code(), Some(2), "stderr:\n{}", stderr(&output));
     assert!(stderr(&output).contains("finished its last input"));
     assert!(third.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_stopped_with_ctrl_c_is_continued_by_resume() {
+    let state = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let sigint = Some(nix::sys::signal::Signal::SIGINT);
+    let dir =
+        run_and_stop_after_second_tool(state.path(), work.path(), two_rounds_then_stall(), sigint).await;
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let log = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    assert!(
+        log.contains("\"PROCESSING_END\""),
+        "Ctrl-C ends the input in order: {log}"
+    );
+
+    let second = server(vec![message(&[text("Finished what was left.")])]).await;
+    let output = agent_host_at(state.path(), &second)
+        .args(["resume", &id])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "stderr:\n{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("continuing the interrupted input"),
+        "{}",
+        stderr(&output)
+    );
+    let lines = conversation(&second.requests()[0]);
+    assert!(lines.last().unwrap().ends_with(TASK), "{lines:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! Record and replay (issue 10): `agent-host run --record FILE` against the scripted server,
+//! Record and replay: `agent-host run --record FILE` against the scripted server,
 //! then `--provider replay --replay FILE` offline in a fresh workspace: the same tool calls,
 //! the same files, a clear failure when the agent's requests diverge, and no API key in the
 //! file.
@@ -338,4 +338,32 @@ async fn a_gemini_run_with_a_retried_rate_limit_replays_with_the_same_retry() {
     // The recorded 429 is served again, so the agent retries exactly as it did.
     let retries = |output: &Output| stdout(output).matches("\"llm_retry\"").count();
     assert_eq!((retries(&recorded), retries(&replayed)), (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replaying_ones_own_recording_without_trust_names_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let (recorded_work, replayed_work) = (dir.path().join("recorded"), dir.path().join("replayed"));
+    std::fs::create_dir_all(&recorded_work).unwrap();
+    std::fs::create_dir_all(&replayed_work).unwrap();
+    let recording = dir.path().join("run.jsonl");
+    record(&recorded_work, &recording).await;
+
+    // Its write is refused, so the next request differs from the recorded one.
+    let output = agent_host()
+        .args(["run", TASK, "--provider", "replay", "--replay"])
+        .arg(&recording)
+        .arg("--cwd")
+        .arg(&replayed_work)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("replay diverged"), "{message}");
+    assert!(
+        message.contains("hint: ") && message.contains("replay it with --replay-trusted"),
+        "{message}"
+    );
+    assert!(files(&replayed_work).is_empty(), "nothing was written");
 }

@@ -1,6 +1,6 @@
-//! Terminal control characters from the model, its calls, files and commands' output
-//! (issue 19): `run` and `chat` show them escaped instead of letting them drive the
-//! terminal, and a command cannot rewrite the approval question asked about it.
+//! Terminal control characters from the model, its calls, files and commands' output: `run`
+//! and `chat` show them escaped instead of letting them drive the terminal, and a command
+//! cannot rewrite the approval question asked about it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

@@ -1,4 +1,4 @@
-//! Custom commands and skills end to end (issue 24): `agent-host run --command NAME` and
+//! Custom commands and skills end to end: `agent-host run --command NAME` and
 //! `/NAME` in chat send the command's prompt with its arguments; skills are listed in the
 //! system prompt and the model loads one with `load_skill`.
 

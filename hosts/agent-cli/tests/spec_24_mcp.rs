@@ -1,4 +1,4 @@
-//! MCP servers end to end through `agent-host run` (issue 24): the reference servers from npm
+//! MCP servers end to end through `agent-host run`: the reference servers from npm
 //! (server-everything, server-filesystem) and a server written with the Python SDK, over
 //! stdio, and server-everything over streamable HTTP with a bearer token from a variable, configured as `[mcp_servers.NAME]`; a scripted model calls their tools and the
 //! results reach its next request. Their standard error stays out of the terminal; a server

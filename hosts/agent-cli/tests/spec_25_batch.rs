@@ -1,4 +1,4 @@
-//! `agent-host batch` on one machine (issue 25): tasks from a JSONL file run two at a time
+//! `agent-host batch` on one machine: tasks from a JSONL file run two at a time
 //! against a scripted model, each in its own copy of a folder or a clone of a git repository
 //! at a revision; each leaves its result, its changes as a patch and its event log; a task
 //! that cannot run fails alone; a re-run skips the tasks that finished and retries the

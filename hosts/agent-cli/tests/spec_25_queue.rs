@@ -1,11 +1,11 @@
-//! The distributed batch (issue 25) against a real `redis-server` the test starts (on a
-//! Unix socket in a temporary folder, with its append-only file so that it can restart; a
-//! visibility timeout of 4 s, which a live worker's refresh every 1.3 s stays well inside):
-//! workers take every task once; a worker killed with SIGKILL mid-task has its task taken by
-//! another after the visibility timeout, and nothing finishes twice; a task that ends its
-//! worker every time is failed after `--max-attempts` without holding up the rest; a task
-//! past the worker's `--task-timeout-sec` is given up and its entry let go; Redis
-//! restarting mid-run is survived by the workers and the batch.
+//! The distributed batch (workers sharing one Redis queue) against a real `redis-server` the
+//! test starts (on a Unix socket in a temporary folder, with its append-only file so that it
+//! can restart; a visibility timeout of 4 s, which a live worker's refresh every 1.3 s stays
+//! well inside): workers take every task once; a worker killed with SIGKILL mid-task has its
+//! task taken by another after the visibility timeout, and nothing finishes twice; a task
+//! that ends its worker every time is failed after `--max-attempts` without holding up the
+//! rest; a task past the worker's `--task-timeout-sec` is given up and its entry let go;
+//! Redis restarting mid-run is survived by the workers and the batch.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

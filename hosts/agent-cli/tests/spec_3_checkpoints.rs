@@ -1,4 +1,4 @@
-//! Checkpoints and undo (issue 21): the workspace recorded before each input, restored by
+//! Checkpoints and undo: the workspace recorded before each input, restored by
 //! `agent-host undo` and the embedding API, whatever changed the files (the file tools or
 //! commands). The real binary and component, real files and commands, real HTTP to the
 //! scripted server on 127.0.0.1.

@@ -1,4 +1,4 @@
-//! Issue 21: edits change only what they change. Through `agent-host tool apply_patch` and
+//! Edits change only what they change. Through `agent-host tool apply_patch` and
 //! `agent-host tool edit_file` (the real binary and component, real files): typographic
 //! punctuation and trailing whitespace of context lines stay the file's, CRLF stays CRLF
 //! (also for added lines), a missing final newline stays missing, and a fuzzy edit lands

@@ -157,9 +157,9 @@ async fn an_image_read_by_the_model_reaches_the_server_as_an_image_block() -> an
     Ok(())
 }
 
-/// Issue 22: a session confined to a folder below the repository's root still reads the
-/// instruction files from the root down and takes the git snapshot, and nothing else of the
-/// repository becomes readable.
+/// A session confined to a folder below the repository's root still reads the instruction
+/// files from the root down and takes the git snapshot, and nothing else of the repository
+/// becomes readable.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subfolder_workspace_gets_the_repository_roots_instructions_and_git_snapshot() -> anyhow::Result<()>
 {

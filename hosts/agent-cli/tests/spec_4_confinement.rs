@@ -324,7 +324,7 @@ async fn extra_variables_apply_over_every_policy() {
     }
 }
 
-// Issue 19, item 6: the ways deny rules and the workspace boundary leaked.
+// Ways deny rules and the workspace boundary used to leak, each now closed.
 
 /// A dangling link is judged by where the kernel would take it, not by its own name:
 /// before, `notes.txt -> denied/x` looked like `notes.txt` and a write created `denied/x`.

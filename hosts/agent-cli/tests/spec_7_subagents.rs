@@ -275,7 +275,7 @@ async fn send_input_steers_a_running_child_and_gives_a_finished_one_new_work() {
     assert!(child_requests[2].contains("Now count to four"));
 }
 
-/// Issue 22: a budget bounds the session and its subagents together. Every reply reports
+/// A budget bounds the session and its subagents together. Every reply reports
 /// 20,042 tokens (more than the estimate each request reserves, so the reported figures
 /// decide). Alone, the parent and its child would each spend 40,084 before their third
 /// request, under the 50,000 budget, and answer; together they pass it, so neither sends its

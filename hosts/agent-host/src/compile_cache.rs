@@ -22,6 +22,13 @@ pub enum CacheOutcome {
     Hit,
 }
 
+/// The SHA-256 of a component file in hex, as `agent-host --version` names the component.
+pub fn component_sha256(path: &Path) -> std::io::Result<String> {
+    let mut digest = Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut digest)?;
+    Ok(digest.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Compiles a component, or loads its precompiled code from `cache_dir`, keyed by the
 /// SHA-256 of the component and of the engine's compatibility fingerprint (so engines
 /// configured differently, e.g. with epoch interruption for plugins, never share code).

@@ -5,7 +5,7 @@
 //!
 //! One deviation: our patches are atomic. Upstream's scenario 015 expects the files an
 //! earlier hunk created to stay when a later hunk fails; here nothing changes, and the test
-//! checks that instead (README, "Design decisions and deviations").
+//! checks that instead (docs/status.md, "Design decisions and deviations").
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

@@ -1,4 +1,4 @@
-//! MCP servers as the host starts them (issue 24), against a real server written with the
+//! MCP servers as the host starts them, against a real server written with the
 //! Python SDK (`tests/mcp-servers/py_server.py`): a changed tool list is read again (and
 //! offered to running sessions through the host tools), a
 //! server that dies mid-call is restarted once and then left stopped, a slow call and a

@@ -1,4 +1,4 @@
-//! The typed embedding API (issue 10) against the scripted server: build a host, open a
+//! The typed embedding API against the scripted server: build a host, open a
 //! session, submit, stream typed events, steer mid-run, abort, a native Rust tool called by
 //! the model, record and replay through the API; and the runnable examples.
 

@@ -1,7 +1,7 @@
-//! Issue 22 end to end: a session driven past a small context window by the scripted server
-//! on 127.0.0.1, for each of the four wire protocols. Old tool outputs are elided first; a
-//! context-length refusal is followed by a summary and success; every request keeps each
-//! tool call paired with its result as that protocol requires.
+//! Staged compaction end to end: a session driven past a small context window by the
+//! scripted server on 127.0.0.1, for each of the four wire protocols. Old tool outputs are
+//! elided first; a context-length refusal is followed by a summary and success; every
+//! request keeps each tool call paired with its result as that protocol requires.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
@@ -245,9 +245,9 @@ async fn gemini_compacts_and_finishes() {
     drive(Api::Gemini).await;
 }
 
-/// Issue 22, natively: a command's 1 MB output is cut for the model, saved in the local
-/// environment's scratch folder (outside the workspace), and a scripted model reads it back
-/// whole with read_file through the path the marker names.
+/// Output offloading, natively: a command's 1 MB output is cut for the model, saved in the
+/// local environment's scratch folder (outside the workspace), and a scripted model reads it
+/// back whole with read_file through the path the marker names.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_1_mb_command_output_is_read_back_whole_through_the_path_in_the_marker() {
     use agent_host::environments::Environment;

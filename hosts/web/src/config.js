@@ -68,6 +68,7 @@ export function sessionConfig(options = {}, hostTools = (options.tools ?? []).ma
     hostTools,
     userInstructions: options.userInstructions,
     providerOptionsJson: options.providerOptions ? JSON.stringify(options.providerOptions) : undefined,
+    outputSchemaJson: options.outputSchema ? JSON.stringify(options.outputSchema) : undefined,
     depth: options.depth ?? 0,
     sessionId: options.sessionId,
     contextWindowTokens: options.contextWindowTokens === undefined ? undefined : BigInt(options.contextWindowTokens),

@@ -174,6 +174,8 @@ export interface SessionConfigOptions {
   toolSources?: ToolSource[];
   userInstructions?: string;
   providerOptions?: object;
+  /** A JSON Schema the final answer must match, asked for through the protocol's structured output. */
+  outputSchema?: object;
   depth?: number;
   sessionId?: string;
   contextWindowTokens?: number;
@@ -271,7 +273,7 @@ export interface Usage {
   reasoning_tokens?: number;
 }
 
-/** Requests added up (issue 22): the same meaning for every provider. */
+/** Requests and their token usage and cost added up: the same meaning for every provider. */
 export interface UsageTotals {
   requests: number;
   /** Every prompt token, cached or not. */

@@ -1,4 +1,4 @@
-// MCP servers over streamable HTTP, reached with fetch (issue 24): a server's tools are a
+// MCP servers over streamable HTTP, reached with fetch: a server's tools are a
 // `ToolSource` offered as `NAME__tool`, read again when the server announces that its list
 // changed, and called with a timeout. The protocol itself is the official TypeScript SDK's.
 

@@ -1,4 +1,4 @@
-// MCP servers over streamable HTTP (issue 24), against real servers on 127.0.0.1: the npm
+// MCP servers over streamable HTTP, against real servers on 127.0.0.1: the npm
 // reference server server-everything, and the SDK's own server for a tool list that changes
 // (test/support/mcp.mjs says why). Under Node: McpServer as a tool source, through the same
 // HostTools a session uses (Node 20 has no JSPI, so the core itself runs in the browser

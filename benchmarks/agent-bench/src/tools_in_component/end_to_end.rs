@@ -1,6 +1,6 @@
 //! The same tool calls through the real component's `run-tool` export on a real scratch
 //! directory: instantiation, argument passing, file reads and writes through the host and
-//! the tool itself. Informative (no target): the targets are for the tools.
+//! the tool itself. Informative (no target): the targets are for the tools themselves.
 
 use super::{WARM_UP_RUNS, label};
 use crate::context::Context;

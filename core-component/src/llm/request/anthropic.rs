@@ -79,6 +79,12 @@ pub fn request_body(request: &Request) -> body::Result<Vec<u8>> {
         body.prompt_field(request, "tools", |out| marked_if(cache, out, &tools))?;
         body.field("tool_choice", &json!({"type": "auto"}))?;
     }
+    if let Some(schema) = request.output_schema {
+        body.field(
+            "output_config",
+            &json!({"format": {"type": "json_schema", "schema": schema}}),
+        )?;
+    }
     body.field("stream", &true)?;
     body.finish()
 }

@@ -50,6 +50,15 @@ pub fn request_body(request: &Request) -> body::Result<Vec<u8>> {
     if let Some(effort) = request.reasoning_effort {
         body.field("reasoning_effort", &effort)?;
     }
+    // Compatible servers (llama.cpp, vLLM, Ollama) turn response_format into a grammar that
+    // leaves no room for tool calls: with tools the schema is in the instructions only.
+    if let Some(schema) = request.output_schema.filter(|_| request.tools.is_empty()) {
+        let format = json!({"name": "final_answer", "schema": schema, "strict": false});
+        body.field(
+            "response_format",
+            &json!({"type": "json_schema", "json_schema": format}),
+        )?;
+    }
     body.field("stream", &true)?;
     body.field("stream_options", &json!({"include_usage": true}))?;
     body.finish()

@@ -54,6 +54,15 @@ pub fn request_body(request: &Request) -> body::Result<Vec<u8>> {
     if let Some(effort) = request.reasoning_effort {
         generation.insert("thinkingConfig".into(), thinking_config(request.model, effort));
     }
+    // Gemini 2.5 refuses a JSON answer format together with function calling (Gemini 3 takes
+    // both); with tools it has the schema in its instructions only.
+    if let Some(schema) = request
+        .output_schema
+        .filter(|_| request.tools.is_empty() || request.model.contains("gemini-3"))
+    {
+        generation.insert("responseMimeType".into(), json!("application/json"));
+        generation.insert("responseJsonSchema".into(), schema.clone());
+    }
     body.field("generationConfig", &generation)?;
     body.finish()
 }

@@ -48,6 +48,11 @@ pub fn request_body(request: &Request) -> body::Result<Vec<u8>> {
         // Nothing is stored server-side, so reasoning comes back encrypted to be replayed.
         body.field("include", &["reasoning.encrypted_content"])?;
     }
+    if let Some(schema) = request.output_schema {
+        let format =
+            json!({"type": "json_schema", "name": "final_answer", "schema": schema, "strict": false});
+        body.field("text", &json!({"format": format}))?;
+    }
     body.field("store", &false)?;
     if let Some(key) = request.cache_key {
         // Requests with the same key go to the same cache, so a session's prefix hits.

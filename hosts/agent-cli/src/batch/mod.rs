@@ -57,13 +57,15 @@ pub struct BatchArgs {
 }
 
 /// What every task of a batch (or of a worker) runs with: `run`'s options.
+/// Each task runs in its own copy of its workspace, so `--cd` is not offered (and refused).
 #[derive(clap::Args)]
+#[command(mut_arg("cwd", |arg| arg.hide(true)))]
 pub struct TaskOptions {
     /// Provider of tasks that name none.
-    #[arg(long)]
+    #[arg(long, help_heading = "Model")]
     pub provider: Option<String>,
     /// Model of tasks that name none.
-    #[arg(long)]
+    #[arg(short = 'm', long, help_heading = "Model")]
     pub model: Option<String>,
     /// A task still running after this many seconds is given up: its session aborted, its
     /// commands killed, no patch taken, failed with that reason. A task's timeout_sec may
@@ -76,6 +78,17 @@ pub struct TaskOptions {
     pub settings: agent_host::config::SettingsFlags,
     #[command(flatten)]
     pub plugins: agent_host::config::PluginOptions,
+}
+
+impl TaskOptions {
+    /// A flag that does not apply to tasks, named with why.
+    pub fn refused_flag(&self) -> Option<String> {
+        self.env.cwd.as_ref().map(|_| {
+            "--cd does not apply to tasks: each runs in its own copy of its workspace (the task's \
+             \"workspace\": {\"dir\": ...} or {\"git\": ...})"
+                .to_string()
+        })
+    }
 }
 
 /// The longest deadline a task can be given (a year): a deadline must stay a time the
@@ -93,6 +106,9 @@ pub async fn run(component: PathBuf, args: BatchArgs) -> ExitCode {
         hidden_argument::hide_queue_password(url);
     }
     let usage = |message: String| crate::fail(crate::exit::USAGE, message);
+    if let Some(message) = args.options.refused_flag() {
+        return usage(message);
+    }
     let text = match std::fs::read_to_string(&args.tasks) {
         Ok(text) => text,
         Err(e) => return usage(format!("cannot read {}: {e}", args.tasks.display())),

@@ -176,10 +176,10 @@ async fn off_the_async_threads(
 }
 
 /// `configured` tightened by a task's `asked` (0 means no limit in both).
-fn tighter<T: Ord + Default + Copy>(configured: T, asked: Option<T>) -> T {
+fn tighter<T: PartialOrd + Default + Copy>(configured: T, asked: Option<T>) -> T {
     match asked {
         Some(asked) if configured == T::default() => asked,
-        Some(asked) if asked != T::default() => configured.min(asked),
+        Some(asked) if asked != T::default() && asked < configured => asked,
         _ => configured,
     }
 }

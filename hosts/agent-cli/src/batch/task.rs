@@ -50,7 +50,7 @@ pub struct Limits {
     pub max_turns: Option<u32>,
     pub max_tool_rounds: Option<u32>,
     pub max_session_tokens: Option<u64>,
-    pub max_cost_cents: Option<u32>,
+    pub max_cost_cents: Option<f64>,
 }
 
 /// The tasks of `text` (the file `file`); a relative `dir` is taken from the file's folder.
@@ -138,6 +138,9 @@ pub fn check(task: &Task) -> Result<(), String> {
             ));
         }
     }
+    if let Some(cents) = task.limits.max_cost_cents {
+        agent_host::protocol::Limits::check_cost_cents(cents).map_err(|e| format!("limits.{e}"))?;
+    }
     if let Some(mode) = &task.sandbox {
         mode.parse::<agent_host::sandbox::SandboxMode>()
             .map_err(|e| format!("sandbox: {e}"))?;
@@ -197,6 +200,11 @@ mod tests {
             (
                 "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}, \"timeout_sec\": 0}",
                 "timeout_sec must be at least 1",
+            ),
+            // A task may not lift the cost budget with an amount the session would read as none.
+            (
+                "{\"id\": \"x\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}, \"limits\": {\"max_cost_cents\": -1}}",
+                "is not an amount of US cents",
             ),
             ("not json", "not a task"),
         ];

@@ -42,6 +42,9 @@ pub struct WorkerArgs {
 
 pub async fn run(component: PathBuf, args: WorkerArgs) -> ExitCode {
     super::hidden_argument::hide_queue_password(&args.queue);
+    if let Some(message) = args.options.refused_flag() {
+        return crate::fail(crate::exit::USAGE, message);
+    }
     let mut queue = match Queue::connect(&args.queue, &args.queue_name).await {
         Ok(queue) => queue,
         Err(message) => return crate::fail(crate::exit::USAGE, message),

@@ -38,12 +38,13 @@ pub struct ChatArgs {
     #[command(flatten)]
     pub env: EnvOptions,
     /// Provider: anthropic, openai, gemini, or a server named in
-    /// OPENAI_COMPATIBLE_ENDPOINTS (default: the first built-in one configured).
-    #[arg(long)]
+    /// OPENAI_COMPATIBLE_ENDPOINTS (default: the first built-in one configured, else the only
+    /// other endpoint configured).
+    #[arg(long, help_heading = "Model")]
     pub provider: Option<String>,
     /// Model name (default: $<PROVIDER>_MODEL, else the profile's default); `/model`
     /// changes it during the chat.
-    #[arg(long)]
+    #[arg(short = 'm', long, help_heading = "Model")]
     pub model: Option<String>,
     /// --effort (`/effort` changes it during the chat) and --approval (ask: writes and
     /// commands are asked about in the chat).

@@ -1,6 +1,6 @@
-//! Item 7: limits that hold. A subagent stays within its parent's turn limit; a command's
-//! background jobs end with it; one command's output and one LLM response are capped in
-//! memory, events and the session log.
+//! Limits that hold (THREAT-MODEL.md, row 7). A subagent stays within its parent's turn
+//! limit; a command's background jobs end with it; one command's output and one LLM response
+//! are capped in memory, events and the session log.
 
 use crate::common::{processes_with, stderr, stdout};
 use crate::{UserDirs, llm, succeeded};

@@ -1,7 +1,7 @@
-//! Item 8: what agent-host writes and sends. Session files are the user's alone; a redirect
-//! never carries the key to another origin; a base URL's password stays out of errors; a
-//! revoked host key is refused; a replayed recording runs no command and changes no file
-//! unless the user says it is theirs.
+//! What agent-host writes and sends (THREAT-MODEL.md, row 8). Session files are the user's
+//! alone; a redirect never carries the key to another origin; a base URL's password stays
+//! out of errors; a revoked host key is refused; a replayed recording runs no command and
+//! changes no file unless the user says it is theirs.
 
 use crate::common::sshd::Sshd;
 use crate::common::{stderr, stdout};

@@ -1,6 +1,6 @@
-//! Item 5: the system prompt's git snapshot runs before anything is approved. A repository's
-//! own git configuration (`core.fsmonitor`, filter drivers named by `.gitattributes` or by
-//! `.git/info/attributes`) must not get it to run a program.
+//! The system prompt's git snapshot runs before anything is approved (THREAT-MODEL.md,
+//! row 5). A repository's own git configuration (`core.fsmonitor`, filter drivers named by
+//! `.gitattributes` or by `.git/info/attributes`) must not get it to run a program.
 
 use crate::UserDirs;
 use crate::common::{git, stderr};

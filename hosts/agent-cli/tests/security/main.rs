@@ -1,8 +1,8 @@
-//! Issue 19: agent-host in an untrusted repository. Each test performs one attack a security
-//! review found against the real binary (a hostile project file, a command reading the host's
+//! agent-host in an untrusted repository. Each test performs one attack a security review
+//! found against the real binary (a hostile project file, a command reading the host's
 //! secrets, a hostile git configuration, runaway commands and streams, a hostile server) and
-//! checks it is refused now. Items 3 (approval shapes), 4 (terminal control characters) and
-//! 6 (paths) are tested where their logic lives; THREAT-MODEL.md lists every test.
+//! checks it is refused now. The review's other findings (approval shapes, terminal control
+//! characters, paths) are tested where their logic lives; THREAT-MODEL.md lists every test.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

@@ -1,4 +1,4 @@
-//! Issue 20: commands in an OS sandbox. Each test runs real commands through the `shell`
+//! Commands in an OS sandbox. Each test runs real commands through the `shell`
 //! tool of the real binary (`agent-host tool shell`) and checks what the kernel let them do.
 
 use crate::common::{agent_host, stderr, stdout};
@@ -305,9 +305,9 @@ async fn an_untrusted_project_can_tighten_the_sandbox_but_not_loosen_it() {
     );
 }
 
-/// Review of issue 20: through the user's D-Bus session a command asks systemd for an
-/// unconfined process; through tmux, Docker or ssh-agent it gets as far. A listening Unix
-/// socket outside the workspace stands for all of them.
+/// Through the user's D-Bus session a command could ask systemd for an unconfined process;
+/// through tmux, Docker or ssh-agent it could get as far. A listening Unix socket outside
+/// the workspace stands for all of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_daemons_unix_socket_cannot_be_reached() {
     for who in identities().await {
@@ -340,8 +340,8 @@ async fn a_local_daemons_unix_socket_cannot_be_reached() {
     }
 }
 
-/// Review of issue 20: a terminal (`/dev/pts/N`, `/dev/tty`) gives away the user's keystrokes; root could make a
-/// block device in the workspace and write the disk.
+/// A terminal (`/dev/pts/N`, `/dev/tty`) gives away the user's keystrokes; root could make
+/// a block device in the workspace and write the disk.
 #[tokio::test]
 async fn terminals_and_disks_are_out_of_reach() {
     for who in identities().await {
@@ -366,8 +366,8 @@ async fn terminals_and_disks_are_out_of_reach() {
     }
 }
 
-/// Review of issue 20: Landlock's grant on the workspace let denied paths inside it
-/// through, and `--deny-dir` did not reach commands at all.
+/// Landlock's grant on the workspace once let denied paths inside it through, and
+/// `--deny-dir` did not reach commands at all.
 #[tokio::test]
 async fn denied_paths_inside_the_workspace_stay_denied() {
     for who in identities().await {
@@ -400,8 +400,8 @@ async fn denied_paths_inside_the_workspace_stay_denied() {
     }
 }
 
-/// Review of issue 20: `.git` was protected only if it existed when the session's sandbox
-/// was made; a repository one command makes is read-only for the next.
+/// `.git` was once protected only if it existed when the session's sandbox was made; a
+/// repository one command makes is read-only for the next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repository_made_by_one_command_is_read_only_for_the_next() {
     use scripted_llm::anthropic::{message, text, tool_use};
@@ -429,9 +429,8 @@ async fn a_repository_made_by_one_command_is_read_only_for_the_next() {
     assert!(!work.path().join(".git/hooks/post-checkout").exists());
 }
 
-/// Fresh-eyes review of issue 20: rules protect `.git` by name, so a command that renamed
-/// the workspace away (its parent being an --allow-dir) left the next command free to write
-/// the real repository's hooks.
+/// Rules protect `.git` by name, so a command that renamed the workspace away (its parent
+/// being an --allow-dir) left the next command free to write the real repository's hooks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_renamed_away_stops_the_session_s_commands() {
     use scripted_llm::anthropic::{message, text, tool_use};

@@ -1,6 +1,7 @@
-//! Item 2: a command the agent runs is a child of agent-host. It must not find the user's
-//! credentials in its own environment or in agent-host's (`/proc/$PPID/environ`), and one
-//! that finds a credential anyway must not get it into the session's files.
+//! A command the agent runs is a child of agent-host (THREAT-MODEL.md, row 2). It must not
+//! find the user's credentials in its own environment or in agent-host's
+//! (`/proc/$PPID/environ`), and one that finds a credential anyway must not get it into the
+//! session's files.
 
 use crate::{UserDirs, llm, succeeded};
 use scripted_llm::anthropic::{message, text, tool_use};

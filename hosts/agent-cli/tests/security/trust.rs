@@ -1,6 +1,6 @@
-//! Item 1: the project's `.agent/config.toml` comes with the repository. Until the user
-//! trusts it, it may not send the key elsewhere, pick which variable is sent as the key,
-//! declare commands, load plugins or loosen the approval mode.
+//! The project's `.agent/config.toml` comes with the repository (THREAT-MODEL.md, row 1).
+//! Until the user trusts it, it may not send the key elsewhere, pick which variable is sent
+//! as the key, declare commands, load plugins or loosen the approval mode.
 
 use crate::common::{plugin, stderr};
 use crate::{UserDirs, llm, project, succeeded};

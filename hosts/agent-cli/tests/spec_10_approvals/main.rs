@@ -1,9 +1,9 @@
-//! Approvals (issue 10): the `ask` mode through the library with a scripted prompt (once,
+//! Approvals: the `ask` mode through the library with a scripted prompt (once,
 //! always per tool, always per command prefix but not for a later command that writes a
 //! file through a redirection, a refusal's reason reaching the model),
 //! dangerous commands asked about in every mode and even after "always", and `agent-host
-//! run --approval ask` without a terminal refusing writes with a clear message. Issue 20's
-//! offer to run a command the sandbox refused again without it is in [`sandbox_rerun`].
+//! run --approval ask` without a terminal refusing writes with a clear message. The offer
+//! to run a command the sandbox refused again without it is in [`sandbox_rerun`].
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 

@@ -1,6 +1,6 @@
-//! Issue 20: in `ask` mode, a command the sandbox refused is offered to run again without it,
-//! every time, with no "always"; approved, it runs with the user's rights and the model sees
-//! that run's result; declined, nothing more runs and the model reads why. Other modes never
+//! In `ask` mode, a command the sandbox refused is offered to run again without it, every
+//! time, with no "always"; approved, it runs with the user's rights and the model sees that
+//! run's result; declined, nothing more runs and the model reads why. Other modes never
 //! offer it. Real sandboxed commands through the library, a scripted model and prompt.
 
 use super::{ScriptedPrompt, deny, results, start, submit_in};

@@ -292,9 +292,9 @@ mod tests {
         assert!(!is_covered(&rules, "FOO=1 cargo test"));
     }
 
-    /// Issue 19, item 3: expansions bash performs after the splitter looked (`$'-exec'`,
-    /// `${U:--exec}`, brace expansion, a glob matching a file named `-exec`) turned into the
-    /// options the shape check refuses.
+    /// Expansions bash performs after the splitter looked (`$'-exec'`, `${U:--exec}`, brace
+    /// expansion, a glob matching a file named `-exec`) could turn into the options the shape
+    /// check refuses.
     #[test]
     fn expansions_and_globs_make_a_command_exact_only() {
         let rules = rules_for("find . -name x");
@@ -316,8 +316,8 @@ mod tests {
         );
     }
 
-    /// Issue 19 review: bash keeps a carriage return inside a word, so `ls\r/x` runs a
-    /// repository file named `ls\r/x` while the splitter saw `ls` and `/x`.
+    /// Bash keeps a carriage return inside a word, so `ls\r/x` runs a repository file named
+    /// `ls\r/x` while the splitter saw `ls` and `/x`.
     #[test]
     fn a_control_character_in_a_word_makes_the_line_exact_only() {
         let rules = rules_for("ls -la");
@@ -325,8 +325,7 @@ mod tests {
         assert!(!is_covered(&rules_for("cargo test"), "cargo\rtest\r/x"));
     }
 
-    /// Issue 19, item 3: "always" for `git -C sub status` remembered `git`, which covered
-    /// `git push --force`.
+    /// "Always" for `git -C sub status` once remembered `git`, which covered `git push --force`.
     #[test]
     fn an_option_before_the_subcommand_is_remembered_exactly() {
         let rules = rules_for("git -C sub status");

@@ -17,7 +17,8 @@ pub fn session_config(provider: &str, model: &str) -> SessionConfig {
 }
 
 /// Where the core component is: `explicit`, else `$AGENT_CORE_COMPONENT`, else
-/// `agent-core.wasm` beside the executable or one folder up (`target/` in a checkout).
+/// `agent-core.wasm` beside the executable, one folder up (`target/` in a checkout), or in
+/// `../share/agent-host/` (an installed binary).
 pub fn locate_component(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
     if let Some(path) = explicit.or_else(|| std::env::var_os("AGENT_CORE_COMPONENT").map(PathBuf::from)) {
         return match path.is_file() {
@@ -29,13 +30,16 @@ pub fn locate_component(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
         .ok()
         .and_then(|p| p.parent().map(PathBuf::from))
         .unwrap_or_default();
+    // Beside the binary (target/debug/), one folder up (target/), and where `make install`
+    // puts it: PREFIX/share/agent-host/ for PREFIX/bin/agent-host.
     let candidates = [
         exe_dir.join("agent-core.wasm"),
         exe_dir.join("../agent-core.wasm"),
+        exe_dir.join("../share/agent-host/agent-core.wasm"),
     ];
     candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
         format!(
-            "cannot find agent-core.wasm (looked in {}); build it with `make component` or pass --component",
+            "cannot find agent-core.wasm (looked in {}); build it with `make component`, install both with `make install`, or pass --component",
             candidates
                 .iter()
                 .map(|p| p.display().to_string())

@@ -71,7 +71,7 @@ pub struct RawLimits {
     pub max_subagent_depth: Option<Spanned<u32>>,
     pub max_output_tokens: Option<Spanned<u32>>,
     pub max_session_tokens: Option<Spanned<u64>>,
-    pub max_cost_cents: Option<Spanned<u32>>,
+    pub max_cost_cents: Option<Spanned<f64>>,
 }
 
 /// `[endpoints.<name>]` after checking.
@@ -81,12 +81,12 @@ pub struct FileEndpoint {
     pub at: Source,
     pub base_url: Option<Sourced<String>>,
     pub protocol: Option<Sourced<WireProtocol>>,
-    /// The tool profile its sessions get (issue 23); `None`: the protocol's default.
+    /// The tool profile its sessions get; `None`: the protocol's default.
     pub profile: Option<Sourced<Profile>>,
     /// Error-recovery reminders for its sessions; `None`: the profile's choice.
     pub reminders: Option<Sourced<bool>>,
     pub api_key_env: Option<Sourced<String>>,
-    /// How its failed requests are retried (issue 22), each part where it is set.
+    /// How its failed requests are retried, each part where it is set.
     pub max_retries: Option<Sourced<u32>>,
     pub retry_base_delay_ms: Option<Sourced<u64>>,
     pub retry_max_delay_ms: Option<Sourced<u64>>,
@@ -105,7 +105,7 @@ pub struct FileLimits {
     pub max_subagent_depth: Option<Sourced<u32>>,
     pub max_output_tokens: Option<Sourced<u32>>,
     pub max_session_tokens: Option<Sourced<u64>>,
-    pub max_cost_cents: Option<Sourced<u32>>,
+    pub max_cost_cents: Option<Sourced<f64>>,
 }
 
 /// One checked configuration file.
@@ -333,7 +333,14 @@ impl FileLayer {
             max_session_tokens: raw_limits
                 .max_session_tokens
                 .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
-            max_cost_cents: limit(&raw_limits.max_cost_cents),
+            max_cost_cents: match &raw_limits.max_cost_cents {
+                None => None,
+                Some(v) => {
+                    agent_protocol::Limits::check_cost_cents(*v.get_ref())
+                        .map_err(|e| format!("{}: {e}", place(v.span().start, "limits.max_cost_cents")))?;
+                    Some(Sourced::new(*v.get_ref(), at(v.span().start)))
+                }
+            },
         };
         let plugins_at = raw.plugins.as_ref().map(|p| at(p.span().start));
         let tools_at = raw.tools.first().map(|t| at(t.span().start));

@@ -18,7 +18,7 @@ pub struct Overrides {
     /// `--max-tokens`.
     pub max_session_tokens: Option<u64>,
     /// `--max-cost`, in cents.
-    pub max_cost_cents: Option<u32>,
+    pub max_cost_cents: Option<f64>,
     pub env_policy: Option<EnvPolicy>,
     /// `--read-only`: the approval mode becomes read-only.
     pub read_only: bool,
@@ -29,24 +29,26 @@ pub struct Overrides {
 
 /// The flags `run` (and `config show`) add for layered settings.
 #[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Approvals and budgets")]
 pub struct SettingsFlags {
     /// Reasoning effort: low, medium or high (default: the configuration, else the model's).
-    #[arg(long, value_name = "LEVEL", value_parser = parse_effort)]
+    #[arg(long, value_name = "LEVEL", value_parser = parse_effort, help_heading = "Model")]
     pub effort: Option<ReasoningEffort>,
     /// auto (run every tool call), ask (ask before writes and commands) or read-only.
-    #[arg(long, value_name = "MODE")]
+    #[arg(short = 'a', long, value_name = "MODE")]
     pub approval: Option<ApprovalMode>,
-    /// Stop once the session has used this many tokens (prompt and output); 0: no budget.
-    #[arg(long = "max-tokens", value_name = "N")]
+    /// Stop once the session has used this many tokens, prompt and output summed over its
+    /// requests (not the output cap of one reply); 0: no budget.
+    #[arg(long = "max-session-tokens", alias = "max-tokens", value_name = "N")]
     pub max_tokens: Option<u64>,
     /// Stop once the session has cost this many US dollars at the model catalog's prices
-    /// (e.g. 2.50); 0: no budget.
+    /// (e.g. 2.50, or 0.004: fractions of a cent are kept); 0: no budget.
     #[arg(long = "max-cost", value_name = "USD", value_parser = parse_dollars)]
-    pub max_cost_cents: Option<u32>,
+    pub max_cost_cents: Option<f64>,
 }
 
-/// `2.50` as 250 cents.
-fn parse_dollars(value: &str) -> Result<u32, String> {
+/// `2.50` as 250 cents, `0.004` as 0.4 cents.
+fn parse_dollars(value: &str) -> Result<f64, String> {
     let dollars: f64 = value
         .trim()
         .trim_start_matches('$')
@@ -57,7 +59,9 @@ fn parse_dollars(value: &str) -> Result<u32, String> {
             "{value:?}: give an amount between 0 and 1000000 US dollars"
         ));
     }
-    Ok((dollars * 100.0).round() as u32)
+    // Binary fractions would show 0.07 as 7.000000000000001 cents; a millionth of a cent is
+    // finer than any price.
+    Ok((dollars * 100.0 * 1e6).round() / 1e6)
 }
 
 impl SettingsFlags {
@@ -91,9 +95,12 @@ mod tests {
 
     #[test]
     fn dollars_become_cents_and_nonsense_is_named() {
-        assert_eq!(parse_dollars("2.50"), Ok(250));
-        assert_eq!(parse_dollars("$0.015"), Ok(2));
-        assert_eq!(parse_dollars("0"), Ok(0));
+        let cents = |text: &str| parse_dollars(text).map(|c| (c * 1000.0).round() / 1000.0);
+        assert_eq!(cents("2.50"), Ok(250.0));
+        assert_eq!(cents("$0.015"), Ok(1.5));
+        // A budget under a cent is kept, not rounded away to "no budget".
+        assert_eq!(cents("0.004"), Ok(0.4));
+        assert_eq!(cents("0"), Ok(0.0));
         assert!(parse_dollars("two").unwrap_err().contains("not an amount"));
         assert!(parse_dollars("-1").is_err());
     }

@@ -35,7 +35,7 @@ pub struct LimitSettings {
     pub max_subagent_depth: Sourced<u32>,
     pub max_output_tokens: Sourced<Option<u32>>,
     pub max_session_tokens: Sourced<u64>,
-    pub max_cost_cents: Sourced<u32>,
+    pub max_cost_cents: Sourced<f64>,
 }
 
 /// Where an endpoint's parts come from.
@@ -223,9 +223,7 @@ impl Settings {
             files
                 .iter()
                 .map(|f| f.and_then(|f| f.env_policy.clone()))
-                .chain([overrides
-                    .env_policy
-                    .map(|p| Sourced::new(p, flag("--env-policy")))]),
+                .chain([overrides.env_policy.map(|p| Sourced::new(p, flag("--vars")))]),
         );
         let sandbox = pick(
             Sourced::default_value(SandboxMode::default()),
@@ -296,12 +294,12 @@ impl Settings {
     }
 }
 
-/// The files' limits under the flags `--max-turns`, `--max-tokens` and `--max-cost`.
+/// The files' limits under the flags `--max-turns`, `--max-session-tokens` and `--max-cost`.
 fn merge_limits(
     files: &[Option<&FileLayer>; 2],
     max_turns: Option<u32>,
     max_session_tokens: Option<u64>,
-    max_cost_cents: Option<u32>,
+    max_cost_cents: Option<f64>,
 ) -> LimitSettings {
     let defaults = Limits::default();
     macro_rules! layered {
@@ -343,7 +341,7 @@ fn merge_limits(
         limits.max_turns = Sourced::new(turns, Source::flag("--max-turns"));
     }
     if let Some(tokens) = max_session_tokens {
-        limits.max_session_tokens = Sourced::new(tokens, Source::flag("--max-tokens"));
+        limits.max_session_tokens = Sourced::new(tokens, Source::flag("--max-session-tokens"));
     }
     if let Some(cents) = max_cost_cents {
         limits.max_cost_cents = Sourced::new(cents, Source::flag("--max-cost"));
@@ -459,6 +457,7 @@ fn merge_endpoints(
                     key_var: format!("{}_API_KEY", variable_prefix(name)),
                     configured: true,
                     protocol: protocol.value,
+                    base_url_setting: Some(format!("endpoints.{name}.base_url ({})", url.source)),
                 };
                 let from = EndpointSources {
                     base_url: url.source.clone(),
@@ -471,6 +470,7 @@ fn merge_endpoints(
         if let Some(url) = base_url
             && from.base_url == Source::Default
         {
+            endpoint.base_url_setting = Some(format!("endpoints.{name}.base_url ({})", url.source));
             endpoint.base_url = url.value;
             from.base_url = url.source;
         }

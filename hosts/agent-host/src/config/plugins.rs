@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Configuration and plugins")]
 pub struct PluginOptions {
     /// The project configuration file, instead of .agent/config.toml in the working
     /// directory: settings, command tools, plugins and grants (`agent-host config show`).

@@ -23,6 +23,19 @@ impl Settings {
     /// The provider and model a run uses, or why there is none (a usage error).
     pub fn target(&self) -> Result<RunTarget, String> {
         let Some(provider) = &self.provider else {
+            let others: Vec<&str> = self
+                .endpoints
+                .others_configured()
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect();
+            if others.len() > 1 {
+                return Err(format!(
+                    "several endpoints are configured ({}): say which with --provider NAME (or provider in the \
+                     configuration, or AGENT_PROVIDER)",
+                    others.join(", ")
+                ));
+            }
             return Err(
                 "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, \
                         GEMINI_API_KEY), or ANTHROPIC_BASE_URL for an Anthropic-compatible server that \
@@ -46,6 +59,7 @@ impl Settings {
             }
             Some(endpoint) => endpoint,
         };
+        endpoint.check_base_url()?;
         let Some(model) = &self.model else {
             return Err(format!(
                 "which model should {provider} run? Pass --model or set {}_MODEL (or model in the \

@@ -129,7 +129,7 @@ fn the_session_configuration_carries_effort_and_limits() {
     assert_eq!(config.max_output_tokens, Some(999));
 }
 
-/// Issue 20 review: `approval = "ask"` in an untrusted project is kept (it is stricter),
+/// `approval = "ask"` in an untrusted project is kept (it is stricter),
 /// but must not open the rerun-without-the-sandbox question that `ask` brings.
 #[test]
 fn an_untrusted_projects_ask_mode_offers_no_rerun_without_the_sandbox() {
@@ -352,6 +352,19 @@ fn an_untrusted_project_only_shortens_the_request_deadline() {
         assert!(
             s.untrusted_project.unwrap().ignored[0].starts_with("request_timeout_secs"),
             "{looser}"
+        );
+    }
+}
+
+#[test]
+fn a_cost_budget_in_a_file_is_an_amount_of_cents_or_an_error() {
+    let kept = settings("[limits]\nmax_cost_cents = 0.4\n", &[]).unwrap();
+    assert_eq!(kept.limits.max_cost_cents.value, 0.4);
+    for bad in ["-1", "nan", "inf"] {
+        let error = settings(&format!("[limits]\nmax_cost_cents = {bad}\n"), &[]).unwrap_err();
+        assert!(
+            error.contains("limits.max_cost_cents") && error.contains("is not an amount of US cents"),
+            "{bad}: {error}"
         );
     }
 }

@@ -380,7 +380,7 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         &mut l.max_cost_cents,
         b.max_cost_cents,
         "limits.max_cost_cents",
-        within_count,
+        |v, b| v > 0.0 && (b <= 0.0 || v <= b),
         &mut ignored,
     );
     keep_if(
@@ -443,8 +443,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// Issue 19 review: a repository linking a file the user trusted elsewhere borrowed that
-    /// trust (path and hash matched once resolved).
+    /// A repository linking a file the user trusted elsewhere could borrow that trust (path
+    /// and hash matched once resolved).
     #[test]
     fn a_linked_project_file_is_never_trusted() {
         let root = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! agent-host as an MCP server (issue 24, as `codex mcp-server` is): one tool, `agent_host`,
+//! agent-host as an MCP server (as `codex mcp-server` is): one tool, `agent_host`,
 //! that runs a coding task in a new session over the host's environment and returns the
 //! model's final answer, so other agents and IDEs can hand tasks to this one. Served over
 //! stdio; each call is its own session, closed when it ends.

@@ -119,7 +119,7 @@ mod tests {
             "Db_Password",
             "AWS_SECRET",
             "GCP_CREDENTIALS",
-            // Issue 19: a bare `KEY` is a credential's name too.
+            // A bare `KEY` is a credential's name too.
             "KEY",
         ] {
             assert!(is_secret_name(name), "{name}");
@@ -166,7 +166,7 @@ mod credential_tests {
     use super::*;
     use crate::secrets::withhold;
 
-    /// Issue 19, item 2: the default policy passed these on.
+    /// Credentials the default policy once passed on to commands.
     #[test]
     fn credentials_by_name_or_value_never_reach_a_command_unless_allowed() {
         let vars = || {

@@ -5,7 +5,7 @@
 //! itself never waits (`O_NONBLOCK`).
 //!
 //! A file with more than one hard link is not written in place: its other names may lie
-//! outside the workspace, where the write would land too (issue 19). Reading it is allowed:
+//! outside the workspace, where the write would land too. Reading it is allowed:
 //! only someone who may read a file can link it (`fs.protected_hardlinks`), and package
 //! stores such as pnpm's and `git clone --local` fill projects with hard links.
 

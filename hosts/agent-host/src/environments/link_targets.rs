@@ -1,7 +1,7 @@
 //! Where a path leads once symbolic links are followed, even links whose target does not
 //! exist yet. `canonicalize` gives up at a dangling link, and judging such a path by its own
 //! name let `notes.txt -> denied/x` pass a deny rule while a write through it created
-//! `denied/x` (issue 19): opening with `O_CREAT` follows the link, so the check must too.
+//! `denied/x`: opening with `O_CREAT` follows the link, so the check must too.
 
 use std::ffi::OsString;
 use std::io::{Error, ErrorKind};

@@ -13,18 +13,19 @@ use std::sync::{Arc, OnceLock};
 
 /// Where tools run and under which policies.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Where tools run")]
 pub struct EnvOptions {
-    /// Working directory of the agent (default: the current directory).
-    #[arg(long)]
+    /// Working directory of the agent, its workspace (default: the current directory).
+    #[arg(short = 'C', long = "cd", visible_alias = "cwd", value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// `local` (default) or `ssh://user@host[:port]/path`.
     #[arg(long = "env", value_name = "ENV")]
     pub env: Option<String>,
     /// Private key for `--env ssh://...` (default: ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub ssh_key: Option<PathBuf>,
     /// known_hosts file for `--env ssh://...` (default: ~/.ssh/known_hosts).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub known_hosts: Option<PathBuf>,
     /// Refuse every change to files and every command.
     #[arg(long)]
@@ -36,19 +37,29 @@ pub struct EnvOptions {
     pub allow_dirs: Vec<PathBuf>,
     /// A directory the agent may not touch, even inside the workspace (repeatable). It must
     /// exist; a relative one is taken from the current directory like --allow-dir's, not
-    /// from --cwd (with --env ssh://, from the remote working directory).
+    /// from --cd (with --env ssh://, from the remote working directory).
     #[arg(long = "deny-dir", value_name = "DIR")]
     pub deny_dirs: Vec<PathBuf>,
     /// Host variables commands see: inherit-all (minus credentials; the default), core or
     /// none.
-    #[arg(long, value_name = "POLICY")]
+    #[arg(
+        long = "vars",
+        alias = "env-policy",
+        value_name = "POLICY",
+        help_heading = "Sandbox"
+    )]
     pub env_policy: Option<EnvPolicyArg>,
     /// Run commands the guard would refuse (rm -rf /, mkfs, dd to a disk, fork bombs).
-    #[arg(long)]
+    #[arg(long, help_heading = "Sandbox")]
     pub allow_dangerous_commands: bool,
     /// A credential variable commands may see after all (repeatable): every policy drops
     /// variables named or shaped like credentials and the endpoints' key variables.
-    #[arg(long = "env-allow", value_name = "NAME")]
+    #[arg(
+        long = "vars-allow",
+        alias = "env-allow",
+        value_name = "NAME",
+        help_heading = "Sandbox"
+    )]
     pub env_allow: Vec<String>,
     /// Why nothing may change (set by the host, e.g. while replaying a recording someone
     /// else made): writes, shell commands, command tools and plugins' commands are refused
@@ -58,10 +69,10 @@ pub struct EnvOptions {
     /// Where local commands may write: workspace-write (the default: the workspace and the
     /// --allow-dir roots, .git and .agent read-only), read-only, or danger-full-access (no
     /// sandbox). Commands over SSH have the remote user's rights.
-    #[arg(long, value_name = "MODE")]
+    #[arg(short = 's', long, value_name = "MODE", help_heading = "Sandbox")]
     pub sandbox: Option<SandboxMode>,
     /// Let sandboxed commands use the network (off by default).
-    #[arg(long)]
+    #[arg(long, help_heading = "Sandbox")]
     pub sandbox_network: bool,
     /// Paths sandboxed commands may not read besides the user's credentials (set from the
     /// settings: agent-host's own files and `sandbox_deny_read`).

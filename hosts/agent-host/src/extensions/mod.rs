@@ -1,4 +1,4 @@
-//! Extensions users bring from other agents as Markdown files (issue 24): custom commands
+//! Extensions users bring from other agents as Markdown files: custom commands
 //! (`.agent/commands/NAME.md`, Claude Code's slash-command format) and skills
 //! (`.agent/skills/NAME/SKILL.md`, the open skills format), each from the project and from
 //! the user's configuration folder.

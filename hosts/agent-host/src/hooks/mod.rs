@@ -1,4 +1,4 @@
-//! Hooks (issue 24): the user's commands run on a session's events, given the event as JSON
+//! Hooks: the user's commands run on a session's events, given the event as JSON
 //! on standard input, as Claude Code's hooks are. A `before_tool` hook can refuse a call
 //! (exit status 2, or `{"decision": "block", "reason": ...}` on standard output) with a
 //! reason the model sees; `after_tool`, `session_start` and `stop` hooks are told what

@@ -2,15 +2,20 @@
 //! and a summary for `agent-host resume`.
 
 use crate::session_host::control::AgentEvent;
-use agent_protocol::EventData;
+use agent_protocol::{EventData, StopReason};
 
 /// The input the session was working on when its log ends, if it never finished (the
-/// process died or the instance trapped).
+/// process died, the instance trapped, or the user aborted it: Ctrl-C in `run`; a chat's
+/// Ctrl-C cancels the input on purpose, and that input is finished).
 pub fn interrupted_input(events: &[AgentEvent]) -> Option<String> {
     let mut current = None;
     for event in events.iter().filter(|e| e.agent_id.is_none()) {
         match &event.data {
             EventData::UserInput { content } => current = Some(content.clone()),
+            EventData::ProcessingEnd {
+                stop_reason: StopReason::Aborted,
+                ..
+            } => {}
             EventData::ProcessingEnd { .. } | EventData::Error { .. } => current = None,
             _ => {}
         }

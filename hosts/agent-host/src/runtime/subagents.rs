@@ -142,6 +142,9 @@ impl Subagents {
         config.limits.max_turns = child_turn_limit(request.max_turns, self.parent_config.limits.max_turns);
         config.depth = request.depth;
         config.session_id = None;
+        // The shape asked of the session's final answer is not a subagent's: its report is
+        // prose for its parent.
+        config.output_schema = None;
         let id = {
             let mut spawned = lock(&self.spawned);
             *spawned += 1;
@@ -336,7 +339,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::child_turn_limit;
 
-    /// Issue 19, item 7: a child's `max_turns` of 0 meant unlimited whatever the parent's.
+    /// A child's `max_turns` of 0 once meant unlimited whatever the parent's.
     #[test]
     fn a_child_never_gets_more_turns_than_its_parent() {
         assert_eq!(child_turn_limit(0, 3), 3);

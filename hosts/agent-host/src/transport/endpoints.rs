@@ -13,6 +13,9 @@ use std::time::Duration;
 /// The variable listing named OpenAI-compatible (Chat Completions) endpoints.
 pub const COMPATIBLE_VAR: &str = "OPENAI_COMPATIBLE_ENDPOINTS";
 
+/// How a replayed recording's endpoint's base URL starts: it is served by no server.
+pub const REPLAY_SCHEME: &str = "replay:";
+
 /// A configured endpoint.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Endpoint {
@@ -26,6 +29,9 @@ pub struct Endpoint {
     pub configured: bool,
     /// The wire protocol the server speaks.
     pub protocol: WireProtocol,
+    /// The setting the base URL came from (`ANTHROPIC_BASE_URL`, `endpoints.NAME.base_url
+    /// (user file ...:3)`), for messages; `None`: the built-in default.
+    pub base_url_setting: Option<String>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -49,6 +55,48 @@ impl Endpoint {
             AuthStyle::XApiKey => vec![("x-api-key".to_string(), key.clone())],
             AuthStyle::Bearer => vec![("authorization".to_string(), format!("Bearer {key}"))],
             AuthStyle::XGoogApiKey => vec![("x-goog-api-key".to_string(), key.clone())],
+        }
+    }
+
+    /// What to change when the server cannot be reached or its URL is wrong.
+    pub fn base_url_hint(&self) -> String {
+        match &self.base_url_setting {
+            Some(setting) => setting.clone(),
+            None => format!(
+                "{}_BASE_URL (unset: the default {})",
+                variable_prefix(&self.name),
+                self.base_url
+            ),
+        }
+    }
+
+    /// Refuses a base URL requests could not be sent to (no `http://` or `https://`, no host),
+    /// at start rather than after the retries of the first request.
+    pub fn check_base_url(&self) -> Result<(), String> {
+        if self.base_url.starts_with(REPLAY_SCHEME) {
+            return Ok(());
+        }
+        let problem = match reqwest::Url::parse(&self.base_url) {
+            Err(e) => Some(e.to_string()),
+            Ok(url) if !matches!(url.scheme(), "http" | "https") => {
+                Some(format!("its scheme is {:?}, not http or https", url.scheme()))
+            }
+            Ok(url) if url.host_str().is_none_or(str::is_empty) => Some("it names no host".to_string()),
+            Ok(_) => None,
+        };
+        match problem {
+            None => Ok(()),
+            Some(problem) => Err(format!(
+                "the {} endpoint's base URL{} ({}) is not usable: {problem}; give a full URL such as \
+                 http://127.0.0.1:8080 or https://api.example.com/v1",
+                self.name,
+                // Without a scheme a user:password@ part cannot be told apart: not shown.
+                match self.base_url.contains('@') {
+                    true => String::new(),
+                    false => format!(" {:?}", self.base_url),
+                },
+                self.base_url_setting.as_deref().unwrap_or("the default"),
+            )),
         }
     }
 
@@ -104,7 +152,9 @@ impl Endpoints {
             let prefix = &defaults.variable_prefix;
             let key_var = format!("{prefix}_API_KEY");
             let api_key = non_empty(&key_var);
-            let base_url = non_empty(&format!("{prefix}_BASE_URL"));
+            let base_var = format!("{prefix}_BASE_URL");
+            let base_url = non_empty(&base_var);
+            let base_url_setting = base_url.is_some().then_some(base_var);
             let configured = api_key.is_some() || base_url.is_some();
             if let Some(key) = &api_key {
                 crate::secrets::redact::remember(key);
@@ -120,6 +170,7 @@ impl Endpoints {
                     key_var,
                     configured,
                     protocol: defaults.protocol,
+                    base_url_setting,
                 },
             );
         }
@@ -149,6 +200,7 @@ impl Endpoints {
                     key_var,
                     configured: true,
                     protocol: WireProtocol::ChatCompletions,
+                    base_url_setting: Some(format!("{name}= in {COMPATIBLE_VAR}")),
                 },
             );
         }
@@ -213,12 +265,27 @@ impl Endpoints {
         self.by_name.insert(endpoint.name.clone(), endpoint);
     }
 
-    /// The first configured provider endpoint, in the order anthropic, openai, gemini.
+    /// The endpoint a session uses when none is named: the first configured built-in one,
+    /// in the order anthropic, openai, gemini; else the only other one configured (a local
+    /// server named in the configuration or in `OPENAI_COMPATIBLE_ENDPOINTS`).
     pub fn first_configured(&self) -> Option<&Endpoint> {
-        ProviderFamily::ALL
+        let built_in = ProviderFamily::ALL
             .iter()
             .filter_map(|family| self.by_name.get(family.as_str()))
-            .find(|e| e.configured)
+            .find(|e| e.configured);
+        built_in.or_else(|| match self.others_configured().as_slice() {
+            [only] => Some(*only),
+            _ => None,
+        })
+    }
+
+    /// The configured endpoints that are not built in, by name.
+    pub fn others_configured(&self) -> Vec<&Endpoint> {
+        self.by_name
+            .values()
+            .filter(|e| e.configured && !ProviderFamily::ALL.iter().any(|f| f.as_str() == e.name))
+            .filter(|e| !e.base_url.starts_with(REPLAY_SCHEME))
+            .collect()
     }
 }
 

@@ -2,7 +2,7 @@
 //! response bodies chunk by chunk.
 
 use crate::secrets::redact::{hide_url_credentials, redact_url};
-use crate::transport::endpoints::Endpoints;
+use crate::transport::endpoints::{Endpoint, Endpoints};
 use crate::transport::response::{Deadline, ResponseHandle};
 use agent_protocol::ports::{HttpRequest, TransportError};
 use futures_util::StreamExt;
@@ -69,9 +69,7 @@ impl HttpTransport {
                     head_timeout.as_millis()
                 )));
             }
-            Ok(result) => result.map_err(|e| {
-                TransportError::Connect(without_credentials(format!("{url}: {}", error_chain(&e)), &url))
-            })?,
+            Ok(result) => result.map_err(|e| TransportError::Connect(unreachable(endpoint, &url, &e)))?,
         };
         let status = response.status().as_u16();
         let headers = response
@@ -119,6 +117,40 @@ fn without_credentials(message: String, url: &str) -> String {
         }
     }
     message
+}
+
+/// Why `url` could not be reached, in one line, with the setting to check: the server's own
+/// (`ANTHROPIC_BASE_URL`, an `[endpoints]` entry) or, for a public API, the network.
+fn unreachable(endpoint: &Endpoint, url: &str, error: &reqwest::Error) -> String {
+    let fix = match &endpoint.base_url_setting {
+        Some(setting) => format!("is the server at {setting} running?"),
+        None => format!("check the network, or {}", endpoint.base_url_hint()),
+    };
+    let message = match connect_reason(error) {
+        Some(reason) => format!("{url}: {reason} ({fix})"),
+        None => format!("{url}: {} ({fix})", error_chain(error)),
+    };
+    without_credentials(message, url)
+}
+
+/// The cause of a failed connection in a few words, when it is a common one.
+fn connect_reason(error: &reqwest::Error) -> Option<String> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return Some(match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                std::io::ErrorKind::TimedOut => "the connection timed out".to_string(),
+                std::io::ErrorKind::ConnectionReset => "the connection was reset".to_string(),
+                _ => io.to_string(),
+            });
+        }
+        if cause.to_string().starts_with("dns error") {
+            return Some("the host name does not resolve".to_string());
+        }
+        source = cause.source();
+    }
+    None
 }
 
 /// An error with its causes, e.g. "error sending request: connection refused".

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 /// Recording or replaying the LLM exchanges of a run.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Record and replay")]
 pub struct RecordReplayOptions {
     /// Save the run's LLM exchanges to FILE (JSON lines, written as they happen; API keys
     /// are never written).

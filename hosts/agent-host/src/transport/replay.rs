@@ -3,7 +3,7 @@
 
 use super::format::{Body, FORMAT, Header, Line, RecordedError, RecordedSession, Stage, VERSION};
 use super::normalize::{first_difference, normalize};
-use crate::transport::endpoints::{AuthStyle, Endpoint};
+use crate::transport::endpoints::{AuthStyle, Endpoint, REPLAY_SCHEME};
 use crate::transport::response::ResponseHandle;
 use agent_protocol::ports::{HttpRequest, TransportError};
 use agent_protocol::{SessionConfig, WireProtocol};
@@ -321,12 +321,13 @@ impl Recording {
     pub fn endpoint(&self) -> Result<Endpoint, String> {
         Ok(Endpoint {
             name: self.session().endpoint.clone(),
-            base_url: format!("replay:{}", self.path.display()),
+            base_url: format!("{REPLAY_SCHEME}{}", self.path.display()),
             api_key: None,
             auth: AuthStyle::Bearer,
             key_var: String::new(),
             configured: true,
             protocol: self.protocol()?,
+            base_url_setting: Some(format!("--replay {}", self.path.display())),
         })
     }
 

@@ -395,6 +395,7 @@ pub fn session_config(c: &SessionConfig) -> api::SessionConfig {
         host_tools: c.host_tools.iter().map(Into::into).collect(),
         user_instructions: c.user_instructions.clone(),
         provider_options_json: c.provider_options.as_ref().map(|o| o.to_string()),
+        output_schema_json: c.output_schema.as_ref().map(|o| o.to_string()),
         depth: c.depth,
         session_id: c.session_id.clone(),
         context_window_tokens: c.context_window_size,

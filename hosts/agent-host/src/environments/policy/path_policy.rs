@@ -169,7 +169,7 @@ impl crate::environments::delegating::Delegating for PathPolicy {
     }
 
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
-        // The command's directory is checked; what the command does is not (README).
+        // The command's directory is checked; what the command does is the OS sandbox's to confine (docs/sandbox-and-trust.md).
         let dir = request.working_dir.as_deref().unwrap_or(".");
         self.check(dir)
             .await

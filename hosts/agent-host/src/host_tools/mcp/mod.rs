@@ -1,4 +1,4 @@
-//! MCP servers as host tools (issue 24): each `[mcp_servers.NAME]` of the configuration is
+//! MCP servers as host tools: each `[mcp_servers.NAME]` of the configuration is
 //! started over stdio with the official Rust SDK (`rmcp`; a trusted project's in the
 //! session's command sandbox) or reached over streamable HTTP, and its tools are offered as
 //! `NAME__tool`, behind the same approvals as every host tool. A server that does not start

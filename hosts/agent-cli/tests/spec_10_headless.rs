@@ -1,0 +1,174 @@
+//! Headless runs for scripts and CI: `--json` ends with a RESULT line, `-o FILE` holds the
+//! final message, and `run --continue` / `run --resume ID` keep a session going.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+
+mod common;
+
+use common::{agent_host, stderr, stdout};
+use scripted_llm::anthropic::{message, text};
+use scripted_llm::{Reply, ScriptedServer};
+use serde_json::Value;
+use std::path::Path;
+
+fn run_in(work: &Path, server: &ScriptedServer, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = agent_host();
+    cmd.arg("run")
+        .args(args)
+        .arg("-C")
+        .arg(work)
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+fn last_line(output: &std::process::Output) -> Value {
+    serde_json::from_str(stdout(output).lines().last().unwrap()).unwrap()
+}
+
+/// Every user text of a request, in order.
+fn user_texts(request: &scripted_llm::RecordedRequest) -> Vec<String> {
+    request.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| match &m["content"] {
+            Value::String(text) => vec![text.clone()],
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_ends_with_a_result_line_and_the_final_message_goes_to_a_file() {
+    let server = common::scripted_server(vec![message(&[text("The answer is 42.")])]).await;
+    let work = tempfile::tempdir().unwrap();
+    let answer = work.path().join("answer.txt");
+    let output = run_in(
+        work.path(),
+        &server,
+        &["What is it?", "--json", "-o", answer.to_str().unwrap()],
+    )
+    .output()
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result = last_line(&output);
+    assert_eq!(result["kind"], "RESULT", "{result}");
+    let data = &result["data"];
+    assert_eq!(data["state"], "completed");
+    assert_eq!(data["stop_reason"], "completed");
+    assert_eq!(data["final_text"], "The answer is 42.");
+    assert_eq!(data["usage"]["requests"], 1, "{data}");
+    assert!(data["duration_ms"].as_u64().is_some(), "{data}");
+    // The same session as every event's.
+    let first: Value = serde_json::from_str(stdout(&output).lines().next().unwrap()).unwrap();
+    assert_eq!(result["session_id"], first["session_id"]);
+    assert_eq!(std::fs::read_to_string(&answer).unwrap(), "The answer is 42.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_says_so_in_its_result_line_and_empties_the_message_file() {
+    let refusal = Reply {
+        status: 401,
+        headers: vec![("content-type".into(), "application/json".into())],
+        chunks: vec![
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#
+                .into(),
+        ],
+        delay_ms: 0,
+    };
+    let server = common::scripted_server(vec![refusal]).await;
+    let work = tempfile::tempdir().unwrap();
+    let answer = work.path().join("answer.txt");
+    std::fs::write(&answer, "an earlier run's answer").unwrap();
+    let output = run_in(
+        work.path(),
+        &server,
+        &["hello", "--json", "-o", answer.to_str().unwrap()],
+    )
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let result = last_line(&output);
+    assert_eq!(result["data"]["state"], "failed", "{result}");
+    assert!(
+        result["data"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("authentication"),
+        "{result}"
+    );
+    assert_eq!(std::fs::read_to_string(&answer).unwrap(), "");
+    assert!(
+        stderr(&output).contains("hint: the anthropic endpoint"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_and_resume_keep_the_session_going_from_a_script() {
+    let server = common::scripted_server(vec![
+        message(&[text("First answer.")]),
+        message(&[text("Second answer.")]),
+        message(&[text("Third answer.")]),
+    ])
+    .await;
+    let work = tempfile::tempdir().unwrap();
+    let first = run_in(work.path(), &server, &["first task", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let id = last_line(&first)["session_id"].as_str().unwrap().to_string();
+
+    let second = run_in(work.path(), &server, &["second task", "--continue", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert_eq!(last_line(&second)["session_id"], id.as_str());
+    assert_eq!(user_texts(&server.requests()[1]), ["first task", "second task"]);
+
+    let third = run_in(work.path(), &server, &["third task", "--resume", &id[..8]])
+        .output()
+        .await
+        .unwrap();
+    assert!(third.status.success(), "{}", stderr(&third));
+    assert_eq!(
+        user_texts(&server.requests()[2]),
+        ["first task", "second task", "third task"]
+    );
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let none = run_in(elsewhere.path(), &server, &["more", "--continue"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(stderr(&none).contains("no saved session of"), "{}", stderr(&none));
+    let provider = run_in(work.path(), &server, &["more", "-c", "--provider", "openai"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(provider.status.code(), Some(2), "{}", stderr(&provider));
+    // A saved session keeps its own budgets: a new one given when continuing is refused.
+    let budget = run_in(work.path(), &server, &["more", "-c", "--max-cost", "1"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(budget.status.code(), Some(2), "{}", stderr(&budget));
+    assert!(
+        stderr(&budget).contains("the session keeps its own"),
+        "{}",
+        stderr(&budget)
+    );
+    assert_eq!(server.requests().len(), 3);
+}
