@@ -104,7 +104,7 @@ test-web: web host
 ## make run's no-key path must keep working: run it with every provider variable unset.
 test-demo: component host
 	env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL -u OPENAI_API_KEY -u OPENAI_BASE_URL \
-	    -u GEMINI_API_KEY -u GEMINI_BASE_URL WORKDIR=$(CURDIR)/target/demo-run scripts/run.sh > target/demo-run.log 2>&1 \
+	    -u GEMINI_API_KEY -u GEMINI_BASE_URL -u OPENAI_COMPATIBLE_ENDPOINTS -u AGENT_PROVIDER WORKDIR=$(CURDIR)/target/demo-run scripts/run.sh > target/demo-run.log 2>&1 \
 	    || { cat target/demo-run.log; exit 1; }
 	grep -q '^Hello$$' target/demo-run.log || { cat target/demo-run.log; exit 1; }
 	@echo "demo: ok (log in target/demo-run.log)"

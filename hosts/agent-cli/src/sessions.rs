@@ -240,6 +240,7 @@ fn elide(text: &str, width: usize, keep_end: bool) -> String {
 }
 
 #[derive(Debug, Clone, clap::Args)]
+#[command(mut_arg("cwd", |arg| arg.help("Working directory of the agent (default: the session's own workspace)")))]
 pub struct ResumeArgs {
     /// The session's id, or its beginning (`agent-host sessions` lists them).
     id: String,

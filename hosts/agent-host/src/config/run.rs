@@ -39,7 +39,8 @@ impl Settings {
             return Err(
                 "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, \
                         GEMINI_API_KEY), or ANTHROPIC_BASE_URL for an Anthropic-compatible server that \
-                        needs no key, or name a provider and its endpoint in the configuration"
+                        needs no key, or OPENAI_COMPATIBLE_ENDPOINTS=local=http://127.0.0.1:11434/v1 (with \
+                        --model) for a local server, or [endpoints.NAME] in the configuration"
                     .to_string(),
             );
         };

@@ -294,7 +294,7 @@ fn session_config_for(
             .ok_or_else(|| {
                 Error::Options(
                 "no LLM provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, GEMINI_API_KEY), \
-                 or a base URL such as ANTHROPIC_BASE_URL"
+                 a base URL such as ANTHROPIC_BASE_URL, or a local server in OPENAI_COMPATIBLE_ENDPOINTS"
                     .to_string(),
             )
             })?,
