@@ -197,10 +197,15 @@ async fn async_main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
-    for warning in renamed_flags::warnings(&<Cli as clap::CommandFactory>::command(), std::env::args_os()) {
+    // One command tree, for the renamed flags' warnings and then for parsing.
+    let command = <Cli as clap::CommandFactory>::command();
+    for warning in renamed_flags::warnings(&command, std::env::args_os()) {
         eprintln!("agent-host: warning: {warning}");
     }
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut command.get_matches()) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     if cli.version {
         println!("{}", version::describe(cli.component));
         return ExitCode::SUCCESS;
