@@ -87,14 +87,11 @@ impl Endpoint {
         match problem {
             None => Ok(()),
             Some(problem) => Err(format!(
-                "the {} endpoint's base URL{} ({}) is not usable: {problem}; give a full URL such as \
+                "the {} endpoint's base URL ({}) is not usable: {problem}; give a full URL such as \
                  http://127.0.0.1:8080 or https://api.example.com/v1",
                 self.name,
-                // Without a scheme a user:password@ part cannot be told apart: not shown.
-                match self.base_url.contains('@') {
-                    true => String::new(),
-                    false => format!(" {:?}", self.base_url),
-                },
+                // The value is not shown: without a scheme neither a user:password@ part nor a
+                // ?token= can be told apart from the rest, and batch results keep this message.
                 self.base_url_setting.as_deref().unwrap_or("the default"),
             )),
         }
