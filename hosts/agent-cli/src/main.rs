@@ -63,8 +63,8 @@ no longer fits the context window
     long_about = "A coding agent that runs its tools in a sandbox: chat with it, or give it a task to run.\n\n\
                   The agent is one WebAssembly component (agent-core.wasm) that agent-host runs with \
                   wasmtime; the files it reads and the commands it runs are confined to the workspace.",
-    after_help = "Start with `agent-host chat`, or `agent-host run \"TASK\"`; `agent-host COMMAND --help` \
-                  tells more."
+    after_help = "Start with `agent-host` (on a terminal, the same as `agent-host chat`), or \
+                  `agent-host run \"TASK\"`; `agent-host COMMAND --help` tells more."
 )]
 struct Cli {
     /// The core component (default: $AGENT_CORE_COMPONENT, else agent-core.wasm beside the
@@ -76,6 +76,18 @@ struct Cli {
     version: bool,
     #[command(subcommand)]
     command: Option<Command>,
+}
+
+/// `agent-host` alone on a terminal: `agent-host chat` (with its defaults, and the settings
+/// the environment holds); elsewhere nothing, and the help is printed.
+fn bare_chat() -> Option<Command> {
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return None;
+    }
+    <Cli as clap::Parser>::try_parse_from(["agent-host", "chat"])
+        .ok()
+        .and_then(|cli| cli.command)
 }
 
 /// The command line once `--version` and a missing command are dealt with.
@@ -210,7 +222,8 @@ async fn async_main() -> ExitCode {
         println!("{}", version::describe(cli.component));
         return ExitCode::SUCCESS;
     }
-    let Some(command) = cli.command else {
+    // Bare, on a terminal, it opens the chat as claude, codex and gemini do.
+    let Some(command) = cli.command.or_else(bare_chat) else {
         let _ = <Cli as clap::CommandFactory>::command().print_help();
         return ExitCode::from(exit::USAGE);
     };

@@ -217,6 +217,35 @@ pub fn list(args: SessionsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The saved sessions of `workspace` that started, newest first.
+pub(crate) fn sessions_of(workspace: &Path) -> Result<Vec<SessionMeta>, String> {
+    let store = default_store()?;
+    let here = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let here = here.to_string_lossy();
+    let (sessions, _) = store.list().map_err(|e| e.to_string())?;
+    Ok(sessions
+        .into_iter()
+        .filter(|s| s.workspace == here && !s.endpoint.is_empty())
+        .collect())
+}
+
+/// One line per session (at most `max`): its short id, when, its turns and first input.
+pub(crate) fn picker_lines(sessions: &[SessionMeta], max: usize) -> Vec<String> {
+    sessions
+        .iter()
+        .take(max)
+        .map(|s| {
+            format!(
+                "{}  {}  {:>3} turns  {}",
+                short(&s.id),
+                local_time(&s.updated),
+                s.turns,
+                elide(&one_line(s.first_input.as_deref().unwrap_or("-")), 60, false)
+            )
+        })
+        .collect()
+}
+
 fn local_time(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .map(|t| {

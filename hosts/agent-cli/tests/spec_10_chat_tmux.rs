@@ -4,94 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
+#[path = "tmux/chat.rs"]
+mod chat;
 mod common;
 mod tmux;
 
+use chat::{conversation, painted, require_tmux, slow, start_chat, start_chat_with};
 use scripted_llm::anthropic::{Shape, message, message_shaped, text, tool_use};
-use scripted_llm::{Reply, Script, ScriptedServer};
+use scripted_llm::{Script, ScriptedServer};
 use serde_json::{Value, json};
 use tmux::ChatPane;
-
-/// A scripted server, a workspace, and the chat running against them in tmux.
-struct Chat {
-    server: ScriptedServer,
-    pane: ChatPane,
-    work: tempfile::TempDir,
-    _home: tempfile::TempDir,
-}
-
-async fn start_chat(replies: Vec<Reply>, extra_env: &[(&str, &str)]) -> Chat {
-    start_chat_with(replies, extra_env, &[]).await
-}
-
-async fn start_chat_with(replies: Vec<Reply>, extra_env: &[(&str, &str)], args: &[&str]) -> Chat {
-    let server = ScriptedServer::start(Script {
-        replies,
-        require_api_key: Some("test-key".to_string()),
-    })
-    .await
-    .unwrap();
-    let work = tempfile::tempdir().unwrap();
-    // A home of its own: no configuration or state of the machine's user is read or written.
-    let home = tempfile::tempdir().unwrap();
-    let mut env = vec![
-        ("HOME", home.path().display().to_string()),
-        (
-            "XDG_CONFIG_HOME",
-            home.path().join("config").display().to_string(),
-        ),
-        ("XDG_STATE_HOME", home.path().join("state").display().to_string()),
-        ("XDG_DATA_HOME", home.path().join("data").display().to_string()),
-        ("AGENT_CORE_COMPONENT", common::component().display().to_string()),
-        ("AGENT_HOST_CACHE_DIR", common::cache_dir().display().to_string()),
-        ("ANTHROPIC_BASE_URL", server.base_url()),
-        ("ANTHROPIC_API_KEY", "test-key".to_string()),
-    ];
-    env.extend(extra_env.iter().map(|(k, v)| (*k, v.to_string())));
-    let pane = ChatPane::start(work.path(), &env, args);
-    pane.wait_for_prompt().await;
-    Chat {
-        server,
-        pane,
-        work,
-        _home: home,
-    }
-}
-
-/// A reply streamed slowly: `delay_ms` before each of its pieces.
-fn slow(mut reply: Reply, delay_ms: u64) -> Reply {
-    reply.delay_ms = delay_ms;
-    reply
-}
-
-/// The text of a request's messages, all blocks of all turns.
-fn conversation(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|block| block["text"].as_str().map(str::to_string))
-        .collect()
-}
-
-macro_rules! require_tmux {
-    () => {
-        if !tmux::available() {
-            println!("skipped: tmux not installed");
-            return;
-        }
-    };
-}
-
-/// Whether `line` (with escapes) paints something in `colour`, however tmux encodes it.
-fn painted(line: &str, colour: &str) -> bool {
-    let codes: &[&str] = match colour {
-        "green" => &["\u{1b}[32m", "\u{1b}[92m", "\u{1b}[38;5;2m", "\u{1b}[38;5;10m"],
-        _ => &["\u{1b}[31m", "\u{1b}[91m", "\u{1b}[38;5;1m", "\u{1b}[38;5;9m"],
-    };
-    codes.iter().any(|code| line.contains(code))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_that_edits_a_file_shows_compact_calls_and_a_coloured_diff() {
@@ -132,15 +54,16 @@ async fn a_task_that_edits_a_file_shows_compact_calls_and_a_coloured_diff() {
         "● edit_file hello.py",
         "hello.py: +1 -1",
         "● shell seq 1 10",
-        "  4\n  … (+",
+        "  2\n  … 5 more lines (Ctrl-O shows all)\n  8",
     ] {
         assert!(
             screen.contains(expected),
             "{expected:?} is missing from:\n{screen}"
         );
     }
-    // The command's output is folded after its first lines.
+    // The command's output is folded to its first and last lines.
     assert!(!screen.lines().any(|l| l == "  5"), "{screen}");
+    assert!(screen.lines().any(|l| l == "  10"), "{screen}");
     // The diff: the removed line red, the added one green.
     let coloured = chat.pane.capture(true);
     let line_with = |needle: &str| {
@@ -311,7 +234,9 @@ async fn a_second_input_continues_the_conversation_and_up_recalls_the_first() {
     chat.pane.wait_for_prompt().await;
     chat.pane.press("Up");
     chat.pane
-        .wait_until("the recalled line", |s| tmux::last_line(s) == "> first question")
+        .wait_until("the recalled line", |s| {
+            tmux::prompt_line(s) == "> first question"
+        })
         .await;
     chat.pane.press("C-u");
     chat.pane.wait_for_prompt().await;
@@ -668,7 +593,10 @@ async fn a_chat_is_saved_and_resume_continues_it_with_its_history_and_model() {
     )
     .await;
     let screen = chat.pane.capture(false);
-    assert!(screen.contains("(resume with: agent-host resume "), "{screen}");
+    assert!(
+        screen.contains("(come back with: agent-host chat --resume "),
+        "{screen}"
+    );
     chat.pane.enter("hello");
     chat.pane.wait_for("Hello answer.").await;
     chat.pane.wait_for_prompt().await;

@@ -6,8 +6,10 @@
 
 use super::file_changes::FileChanges;
 use agent_host::Environment;
-use agent_host::embed::{Error, Event, Events, Host, Outcome, Session, SessionHandle, SessionOptions};
-use agent_host::persist::SessionStore;
+use agent_host::embed::{
+    Error, Event, Events, Host, Outcome, ResumeOptions, Session, SessionHandle, SessionOptions,
+};
+use agent_host::persist::{SessionStore, StoredSession};
 use agent_protocol::{ReasoningEffort, SessionConfig, SessionState};
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,8 +61,21 @@ impl Agent {
         config: SessionConfig,
         store: Option<SessionStore>,
         changes: Arc<FileChanges>,
+        resume: Option<&StoredSession>,
     ) -> Result<Self, Error> {
-        let session = open(&host, &env, &config, store.as_ref()).await?;
+        let session = match resume {
+            None => open(&host, &env, &config, store.as_ref()).await?,
+            Some(stored) => {
+                let options = ResumeOptions {
+                    environment: Some(env.clone()),
+                    model: Some(config.model.clone()),
+                    more_turns: Some(config.limits.max_turns),
+                    config: Some(config.clone()),
+                    read_only: false,
+                };
+                host.resume_session(stored, options).await?
+            }
+        };
         changes.follow_session(session.id());
         Ok(Self {
             host,
@@ -86,6 +101,11 @@ impl Agent {
 
     pub fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// Where the session's tools run (its sandbox), for `@file` and `!command`.
+    pub fn environment(&self) -> Arc<dyn Environment> {
+        self.env.clone()
     }
 
     /// The folder the agent works in.

@@ -19,11 +19,23 @@ pub enum SlashCommand {
     Undo,
     /// List the checkpoints, or put the files back as they were before input N.
     Rewind(Option<u32>),
+    /// The model, modes, context, tokens and cost, and the session.
+    Status,
+    /// The session's tokens and cost.
+    Cost,
+    /// What the session changed in the workspace so far.
+    Diff,
+    /// The last tool call's whole output, in the pager.
+    Expand,
+    /// The saved sessions of this workspace.
+    Sessions,
+    /// Asks the agent to write an AGENTS.md for the repository.
+    Init,
     Quit,
 }
 
 /// Each command with its one-line description, for `/help` and for mistakes.
-pub const COMMANDS: [(&str, &str); 8] = [
+pub const COMMANDS: [(&str, &str); 14] = [
     ("/help", "list these commands"),
     (
         "/model [NAME]",
@@ -47,10 +59,37 @@ pub const COMMANDS: [(&str, &str); 8] = [
         "list the checkpoints, or put the files back as they were before input N",
     ),
     (
+        "/status",
+        "the model, modes, context used, tokens and cost of this session",
+    ),
+    ("/cost", "the tokens and cost of this session"),
+    ("/diff", "what this session changed in the workspace so far"),
+    (
+        "/expand",
+        "the last tool call's whole output in a pager (also Ctrl-O)",
+    ),
+    (
+        "/sessions",
+        "the saved sessions of this workspace (chat --resume ID re-enters one)",
+    ),
+    (
+        "/init",
+        "ask the agent to write an AGENTS.md describing this repository",
+    ),
+    (
         "/quit",
         "close the session and leave (also Ctrl-D, or Ctrl-C twice)",
     ),
 ];
+
+/// The names Tab completes (without their slashes).
+pub fn names() -> Vec<String> {
+    COMMANDS
+        .iter()
+        .filter_map(|(usage, _)| usage.split_whitespace().next())
+        .map(|name| name.trim_start_matches('/').to_string())
+        .collect()
+}
 
 /// What the line asks for; `Err` says what was wrong and lists the commands.
 pub fn parse(line: &str) -> Result<SlashCommand, String> {
@@ -86,6 +125,12 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
                 argument.unwrap_or_default()
             )),
         },
+        "/status" => no_argument(SlashCommand::Status),
+        "/cost" => no_argument(SlashCommand::Cost),
+        "/diff" => no_argument(SlashCommand::Diff),
+        "/expand" => no_argument(SlashCommand::Expand),
+        "/sessions" => no_argument(SlashCommand::Sessions),
+        "/init" => no_argument(SlashCommand::Init),
         "/quit" | "/exit" | "/q" => no_argument(SlashCommand::Quit),
         other => Err(format!("unknown command {other}\n{}", help())),
     };
@@ -109,6 +154,12 @@ pub fn is_builtin(name: &str) -> bool {
             | "undo"
             | "compact"
             | "rewind"
+            | "status"
+            | "cost"
+            | "diff"
+            | "expand"
+            | "sessions"
+            | "init"
             | "quit"
             | "exit"
             | "q"
@@ -136,8 +187,12 @@ pub fn help() -> String {
         text.push_str(&format!("\n  {command:width$}  {description}"));
     }
     text.push_str(
-        "\nkeys: Enter sends; a line typed while the agent works steers it\n      \
-         Ctrl-C cancels the current input (twice quits); Ctrl-D quits; Up/Down browse earlier lines\n      \
+        "\nkeys: Enter sends; Alt-Enter, Shift-Enter, Ctrl-J or \\ then Enter start a new line\n      \
+         a line typed while the agent works steers it\n      \
+         Ctrl-C cancels the current input (twice quits); Ctrl-D quits\n      \
+         Up/Down browse earlier inputs (saved across chats); Ctrl-R searches them\n      \
+         Tab completes commands and paths; Ctrl-G edits the input in $EDITOR; Ctrl-O shows the last output\n\
+         input: @path attaches a file; !command runs it in the sandbox (its output goes with the next input)\n      \
          //text sends /text as a message",
     );
     text
@@ -147,7 +202,14 @@ pub fn help() -> String {
 pub async fn apply(command: SlashCommand, agent: &mut Agent, p: &Palette) -> String {
     match command {
         SlashCommand::Help => help(),
-        SlashCommand::Quit => String::new(),
+        // The driver answers these itself.
+        SlashCommand::Quit
+        | SlashCommand::Status
+        | SlashCommand::Cost
+        | SlashCommand::Diff
+        | SlashCommand::Expand
+        | SlashCommand::Sessions
+        | SlashCommand::Init => String::new(),
         SlashCommand::Model(None) => {
             let config = agent.config();
             format!("model: {} (provider {})", config.model, config.endpoint)
@@ -236,6 +298,11 @@ mod tests {
         assert_eq!(parse("/compact"), Ok(SlashCommand::Compact));
         assert_eq!(parse("/rewind"), Ok(SlashCommand::Rewind(None)));
         assert_eq!(parse("/rewind 2"), Ok(SlashCommand::Rewind(Some(2))));
+        assert_eq!(parse("/status"), Ok(SlashCommand::Status));
+        assert_eq!(parse("/diff"), Ok(SlashCommand::Diff));
+        for name in names() {
+            assert!(is_builtin(&name), "{name}");
+        }
     }
 
     #[test]

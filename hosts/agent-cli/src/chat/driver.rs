@@ -4,9 +4,10 @@
 
 use super::agent::{Agent, AgentWake, Settled};
 use super::approvals::{self, PendingQuestion};
-use super::commands::{self, SlashCommand};
-use super::input::Input;
+use super::compose::{self, ShellRun};
+use super::input::{Input, InputControl};
 use super::line_editor::{EditorAction, LineEditor};
+use super::notify::Notifier;
 use super::screen::{PromptLine, Screen};
 use super::style::Palette;
 use super::view::ChatView;
@@ -23,7 +24,7 @@ const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);
 const TICK: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flow {
+pub(super) enum Flow {
     Continue,
     Quit,
 }
@@ -40,6 +41,7 @@ enum Wake {
 /// questions (none in read-only mode).
 pub struct Channels {
     pub inputs: mpsc::UnboundedReceiver<Input>,
+    pub input_control: InputControl,
     pub questions: Option<mpsc::UnboundedReceiver<PendingQuestion>>,
 }
 
@@ -49,11 +51,19 @@ pub struct Driver {
     pub view: ChatView,
     pub palette: Palette,
     pub inputs: mpsc::UnboundedReceiver<Input>,
+    pub(super) input_control: InputControl,
     pub credential_hint: Option<String>,
     questions: Option<mpsc::UnboundedReceiver<PendingQuestion>>,
     /// The question the next line answers.
-    pending: Option<PendingQuestion>,
-    editor: LineEditor,
+    pub(super) pending: Option<PendingQuestion>,
+    pub(super) editor: LineEditor,
+    /// `!command`s run since the last input: the next input tells the model.
+    pub(super) shell_runs: Vec<ShellRun>,
+    /// The workspace's files for `@` completion, listed at the first Tab of an input.
+    pub(super) files: Option<Vec<String>>,
+    /// Input that came while a `!command` ran, handled next.
+    pub(super) stashed: VecDeque<Input>,
+    pub(super) notifier: Notifier,
     inputs_open: bool,
     last_interrupt: Option<Instant>,
     /// Lines read from a pipe while the agent worked: the next inputs, in order.
@@ -72,6 +82,7 @@ impl Driver {
         palette: Palette,
         channels: Channels,
         credential_hint: Option<String>,
+        editor: LineEditor,
     ) -> Self {
         Self {
             agent,
@@ -79,10 +90,15 @@ impl Driver {
             view,
             palette,
             inputs: channels.inputs,
+            input_control: channels.input_control,
             credential_hint,
             questions: channels.questions,
             pending: None,
-            editor: LineEditor::new(),
+            editor,
+            shell_runs: Vec::new(),
+            files: None,
+            stashed: VecDeque::new(),
+            notifier: Notifier::from_env(),
             inputs_open: true,
             last_interrupt: None,
             queued: VecDeque::new(),
@@ -92,22 +108,26 @@ impl Driver {
     }
 
     /// Runs until the user quits; the session is closed on the way out. False when the
-    /// session could not be stopped (see [`Agent::shutdown`]).
-    pub async fn run(mut self) -> bool {
+    /// session could not be stopped (see [`Agent::shutdown`]); and the session's id.
+    pub async fn run(mut self) -> (bool, Option<String>) {
         self.refresh();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             let busy = self.agent.is_busy();
-            let wake = tokio::select! {
-                wake = self.agent.next() => Wake::Agent(wake),
-                input = self.inputs.recv(), if self.inputs_open => {
-                    Wake::Input(input.unwrap_or(Input::Closed))
+            let wake = if let Some(input) = self.stashed.pop_front() {
+                Wake::Input(input)
+            } else {
+                tokio::select! {
+                    wake = self.agent.next() => Wake::Agent(wake),
+                    input = self.inputs.recv(), if self.inputs_open => {
+                        Wake::Input(input.unwrap_or(Input::Closed))
+                    }
+                    question = next_question(&mut self.questions), if self.pending.is_none() => {
+                        Wake::Question(question)
+                    }
+                    _ = tick.tick(), if busy => Wake::Tick,
                 }
-                question = next_question(&mut self.questions), if self.pending.is_none() => {
-                    Wake::Question(question)
-                }
-                _ = tick.tick(), if busy => Wake::Tick,
             };
             let flow = match wake {
                 Wake::Agent(AgentWake::Event(event)) => {
@@ -119,11 +139,21 @@ impl Driver {
                         self.view.show(&event, &mut self.screen);
                     }
                     self.view.input_finished();
+                    self.files = None;
                     let settled = self.agent.settle(finished).await;
-                    self.report(settled)
+                    self.view.bar.follow(self.agent.config());
+                    self.notifier.notify("agent-host: the input is done");
+                    self.report(settled).await
                 }
                 Wake::Input(input) => self.on_input(input).await,
                 Wake::Question(Some(question)) => {
+                    // What is asked about first: the diff or the whole command.
+                    let env = self.agent.environment();
+                    for line in
+                        super::approval_preview::preview(&question.question, &env, &self.palette).await
+                    {
+                        self.screen.line(&line);
+                    }
                     // The question's row is cut at the terminal's width; a question whose
                     // "yes" lifts a guard is also written out whole, so the end of a long
                     // command cannot hide past the edge.
@@ -131,6 +161,9 @@ impl Driver {
                         self.screen.line(&self.palette.red(&question.line()));
                     }
                     self.pending = Some(question);
+                    self.view.waiting(true);
+                    self.notifier
+                        .notify("agent-host: a question waits for your answer");
                     Flow::Continue
                 }
                 Wake::Question(None) => {
@@ -161,12 +194,13 @@ impl Driver {
             self.view.show(&event, &mut self.screen);
         }
         self.screen.finish();
-        stopped
+        (stopped, Some(self.agent.session_id().to_string()))
     }
 
     fn refresh(&mut self) {
         if self.pending.as_ref().is_some_and(PendingQuestion::withdrawn) {
             self.pending = None;
+            self.view.waiting(false);
             self.screen.line(
                 &self
                     .palette
@@ -194,15 +228,21 @@ impl Driver {
                 self.palette.dim(answers)
             } else if self.editor.is_empty() && self.agent.is_busy() {
                 self.palette.dim("type to steer the agent")
+            } else if self.editor.is_empty() {
+                self.palette
+                    .dim("/ commands · @ attaches a file · ! runs a command · Alt-Enter new line")
             } else {
                 String::new()
             };
+            let (text, cursor) = self.editor.display();
             self.screen.set_prompt(Some(PromptLine {
                 prefix: self.palette.bold("> "),
-                before_cursor: self.editor.before_cursor(),
-                after_cursor: self.editor.after_cursor(),
+                text,
+                cursor,
                 hint,
             }));
+            self.view.bar.queued = self.queued.len() + usize::from(!self.shell_runs.is_empty());
+            self.screen.set_footer(Some(self.view.bar.line(&self.palette)));
         }
         self.screen.refresh();
     }
@@ -218,12 +258,28 @@ impl Driver {
                     self.screen.clear_all();
                     Flow::Continue
                 }
+                EditorAction::Complete { start, word } => {
+                    self.complete(start, &word).await;
+                    Flow::Continue
+                }
+                EditorAction::External => {
+                    self.edit_externally().await;
+                    Flow::Continue
+                }
+                EditorAction::Expand => {
+                    self.expand().await;
+                    Flow::Continue
+                }
             },
             Input::Paste(text) => {
-                self.editor.insert_str(&text);
+                self.editor.paste(&text);
                 Flow::Continue
             }
             Input::Resize => Flow::Continue,
+            Input::Focus(focused) => {
+                self.notifier.focused = focused;
+                Flow::Continue
+            }
             Input::Line(line) if self.agent.is_busy() && self.pending.is_none() => {
                 self.queued.push_back(line);
                 Flow::Continue
@@ -260,10 +316,14 @@ impl Driver {
             self.answer(pending, text);
             return Flow::Continue;
         }
-        if let Some(literal) = text.strip_prefix("//") {
-            return self.send(format!("/{literal}"));
+        if let Some(command) = text.strip_prefix('!') {
+            self.run_shell(command.trim()).await;
+            return Flow::Continue;
         }
-        self.send(line)
+        if let Some(literal) = text.strip_prefix("//") {
+            return self.send(format!("/{literal}")).await;
+        }
+        self.send(line).await
     }
 
     /// Answers the pending question with `text`, or asks again.
@@ -282,23 +342,48 @@ impl Driver {
             Err(pending) => {
                 self.screen.line(&self.palette.yellow(pending.keys()));
                 self.pending = Some(*pending);
+                return;
             }
         }
+        self.view.waiting(false);
     }
 
-    /// A new input when idle, steering while the agent works.
-    fn send(&mut self, line: String) -> Flow {
+    /// A new input when idle, steering while the agent works; the files it names with `@`
+    /// attached, and the `!command`s run since the last input quoted before it.
+    pub(super) async fn send(&mut self, line: String) -> Flow {
+        let env = self.agent.environment();
+        let (message, attached) = compose::attach_files(&env, &line).await;
         if self.agent.is_busy() {
-            self.agent.control().steer(line.clone());
+            self.agent.control().steer(message);
             self.screen
                 .line(&self.palette.cyan(&format!("↳ steering: {}", one_line(&line))));
+            self.show_attached(&attached);
             return Flow::Continue;
         }
         self.screen.line("");
         self.screen
             .line(&self.palette.bold(&format!("> {}", one_line(&line))));
-        self.start(line);
+        self.show_attached(&attached);
+        let mut input = String::new();
+        for run in self.shell_runs.drain(..) {
+            input.push_str(&run.context());
+            input.push_str("\n\n");
+        }
+        input.push_str(&message);
+        self.start(input);
         Flow::Continue
+    }
+
+    fn show_attached(&mut self, attached: &[compose::Attached]) {
+        for file in attached {
+            let cut = if file.cut { ", cut" } else { "" };
+            let line = format!(
+                "  @ attached {} ({} bytes{cut})",
+                one_line(&file.path),
+                file.bytes
+            );
+            self.screen.line(&self.palette.dim(&line));
+        }
     }
 
     fn start(&mut self, input: String) {
@@ -336,7 +421,7 @@ impl Driver {
 
     /// Says how the input ended, then sends what waits: steering that came too late for
     /// the answer, and lines read from a pipe.
-    fn report(&mut self, settled: Settled) -> Flow {
+    async fn report(&mut self, settled: Settled) -> Flow {
         let p = self.palette;
         let mut cancelled = false;
         if let Some(outcome) = &settled.outcome {
@@ -381,53 +466,17 @@ impl Driver {
             }
         }
         if let Some(next) = self.queued.pop_front() {
-            return self.send(next);
+            return Box::pin(self.send(next)).await;
         }
         if self.quit_when_idle {
             return Flow::Quit;
         }
         Flow::Continue
     }
-
-    async fn slash_command(&mut self, line: &str) -> Flow {
-        let (name, arguments) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        let custom = name
-            .strip_prefix('/')
-            .and_then(|name| agent_host::extensions::commands::find(&self.custom_commands, name));
-        if let Some(custom) = custom {
-            let prompt = custom.expand(arguments);
-            return self.send(prompt);
-        }
-        let command = match commands::parse(line) {
-            Ok(command) => command,
-            Err(message) => {
-                self.screen.line(&self.palette.red(&message));
-                return Flow::Continue;
-            }
-        };
-        let p = self.palette;
-        match command {
-            SlashCommand::Help => {
-                self.screen.line(&commands::help());
-                if !self.custom_commands.is_empty() {
-                    self.screen.line(&commands::custom_help(&self.custom_commands));
-                }
-            }
-            SlashCommand::Quit => return Flow::Quit,
-            _ if self.agent.is_busy() => self.screen.line(
-                &p.yellow("the agent is working: wait for it (or press Ctrl-C to cancel), then try again"),
-            ),
-            command => {
-                let line = commands::apply(command, &mut self.agent, &p).await;
-                self.screen.line(&line);
-            }
-        }
-        Flow::Continue
-    }
 }
 
 /// Text on one line, as echoed back: pasted text may hold escape sequences too.
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     terminal_text::one_line(&text.trim().replace('\n', " ↵ ")).into_owned()
 }
 

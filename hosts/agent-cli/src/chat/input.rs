@@ -6,7 +6,7 @@ use crossterm::event::{Event, EventStream, KeyEvent};
 use crossterm::{execute, terminal};
 use futures_util::StreamExt;
 use std::io::BufRead;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// One piece of input.
 #[derive(Debug)]
@@ -15,6 +15,8 @@ pub enum Input {
     Paste(String),
     /// The terminal changed size: redraw.
     Resize,
+    /// The terminal gained (true) or lost the focus.
+    Focus(bool),
     /// A whole line (stdin is not a terminal).
     Line(String),
     /// SIGINT (from a terminal in raw mode, Ctrl-C arrives as a key instead).
@@ -33,7 +35,11 @@ impl RawTerminal {
     pub fn enable() -> std::io::Result<Self> {
         terminal::enable_raw_mode()?;
         let guard = Self(());
-        execute!(std::io::stdout(), crossterm::event::EnableBracketedPaste)?;
+        execute!(
+            std::io::stdout(),
+            crossterm::event::EnableBracketedPaste,
+            crossterm::event::EnableFocusChange
+        )?;
         Ok(guard)
     }
 }
@@ -43,26 +49,57 @@ impl Drop for RawTerminal {
         let _ = execute!(
             std::io::stdout(),
             crossterm::event::DisableBracketedPaste,
+            crossterm::event::DisableFocusChange,
             crossterm::cursor::Show
         );
         let _ = terminal::disable_raw_mode();
     }
 }
 
+/// Lends the terminal to another program (`$EDITOR`, the pager): while paused, the reader
+/// stops reading keys, so the program gets every one.
+pub struct InputControl {
+    paused: watch::Sender<bool>,
+    /// Told by the reader once it has let go of the terminal.
+    released: tokio::sync::Mutex<mpsc::UnboundedReceiver<()>>,
+}
+
+impl InputControl {
+    /// Stops reading keys (and waits until the reader has stopped).
+    pub async fn pause(&self) {
+        let _ = self.paused.send(true);
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            self.released.lock().await.recv(),
+        )
+        .await;
+    }
+
+    pub fn resume(&self) {
+        let _ = self.paused.send(false);
+    }
+}
+
 /// Starts reading: key events from the terminal when `terminal` (raw mode must be on),
 /// else lines from stdin.
-pub fn spawn_reader(terminal: bool) -> mpsc::UnboundedReceiver<Input> {
+pub fn spawn_reader(terminal: bool) -> (mpsc::UnboundedReceiver<Input>, InputControl) {
     let (tx, rx) = mpsc::unbounded_channel();
+    let (paused, paused_rx) = watch::channel(false);
+    let (released_tx, released) = mpsc::unbounded_channel();
+    let control = InputControl {
+        paused,
+        released: tokio::sync::Mutex::new(released),
+    };
     tokio::spawn(forward_signals(tx.clone()));
     if terminal {
         watch_for_hangup(tx.clone());
-        tokio::spawn(read_terminal(tx));
+        tokio::spawn(read_terminal(tx, paused_rx, released_tx));
     } else {
         // A plain thread, not tokio's stdin: its blocking read would hold up the runtime's
         // shutdown until another line came.
         std::thread::spawn(move || read_lines(tx));
     }
-    rx
+    (rx, control)
 }
 
 /// Signals as input, so the chat closes its session and restores the terminal rather than
@@ -114,21 +151,50 @@ fn watch_for_hangup(tx: mpsc::UnboundedSender<Input>) {
     });
 }
 
-async fn read_terminal(tx: mpsc::UnboundedSender<Input>) {
-    let mut events = EventStream::new();
-    while let Some(event) = events.next().await {
-        let input = match event {
-            Ok(Event::Key(key)) => Input::Key(key),
-            Ok(Event::Paste(text)) => Input::Paste(text),
-            Ok(Event::Resize(..)) => Input::Resize,
-            Ok(_) => continue,
-            Err(_) => break,
+async fn read_terminal(
+    tx: mpsc::UnboundedSender<Input>,
+    mut paused: watch::Receiver<bool>,
+    released: mpsc::UnboundedSender<()>,
+) {
+    loop {
+        if *paused.borrow_and_update() {
+            if paused.changed().await.is_err() {
+                return;
+            }
+            continue;
+        }
+        // A new stream after each pause: dropping the old one stops its reading thread.
+        let mut events = EventStream::new();
+        let closed = loop {
+            let event = tokio::select! {
+                event = events.next() => event,
+                changed = paused.changed() => match changed {
+                    Ok(()) => break false,
+                    // The chat is gone.
+                    Err(_) => return,
+                },
+            };
+            let Some(event) = event else { break true };
+            let input = match event {
+                Ok(Event::Key(key)) => Input::Key(key),
+                Ok(Event::Paste(text)) => Input::Paste(text),
+                Ok(Event::Resize(..)) => Input::Resize,
+                Ok(Event::FocusGained) => Input::Focus(true),
+                Ok(Event::FocusLost) => Input::Focus(false),
+                Ok(_) => continue,
+                Err(_) => break true,
+            };
+            if tx.send(input).is_err() {
+                return;
+            }
         };
-        if tx.send(input).is_err() {
+        drop(events);
+        if closed {
+            let _ = tx.send(Input::Closed);
             return;
         }
+        let _ = released.send(());
     }
-    let _ = tx.send(Input::Closed);
 }
 
 fn read_lines(tx: mpsc::UnboundedSender<Input>) {

@@ -10,16 +10,25 @@
 //! (rustyline, reedline) would fight the streamed output and the spinner for it.
 
 mod agent;
+mod approval_preview;
 mod approvals;
 mod commands;
+mod compose;
 mod diff;
 mod driver;
+mod external;
 mod file_changes;
+mod history;
 mod input;
 mod line_editor;
+mod notify;
+mod reentry;
 mod screen;
+mod session_diff;
 mod setup;
+mod slash;
 mod spinner;
+mod status_bar;
 mod style;
 mod tool_lines;
 mod view;
@@ -55,15 +64,60 @@ pub struct ChatArgs {
     /// --no-persist: the chat is not saved (by default it is, like a run, for `resume`).
     #[command(flatten)]
     pub persist: PersistOptions,
+    /// Re-enter the last session of this workspace, its earlier turns shown.
+    #[arg(
+        short = 'c',
+        long = "continue",
+        help_heading = "Sessions",
+        conflicts_with = "resume"
+    )]
+    pub continue_last: bool,
+    /// Re-enter a saved session (an id or its beginning); without ID, pick one of this
+    /// workspace's from a list.
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        help_heading = "Sessions"
+    )]
+    pub resume: Option<String>,
 }
 
 /// Runs the chat until the user quits.
-pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
+pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
+    let here = match &args.env.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    let resumed = match reentry::choose(args.continue_last, args.resume.as_deref(), &here) {
+        Ok(resumed) => resumed,
+        Err((code, message)) => return fail(code, message),
+    };
+    if let Some(stored) = &resumed {
+        if args.persist.no_persist {
+            return fail(
+                exit::USAGE,
+                "--no-persist cannot re-enter a saved session (it would not be saved)",
+            );
+        }
+        // The session's own provider, model and workspace, unless the flags say otherwise.
+        args.provider = Some(stored.meta.endpoint.clone());
+        args.model.get_or_insert_with(|| stored.meta.model.clone());
+        if args.env.cwd.is_none() && args.env.env.is_none() {
+            args.env.cwd = Some(PathBuf::from(&stored.meta.workspace));
+        }
+        for warning in &stored.warnings {
+            eprintln!("agent-host: warning: {warning}");
+        }
+    }
     let prepared = match setup::prepare(&component, &args).await {
         Ok(prepared) => prepared,
         Err((code, message)) => return fail(code, message),
     };
     let working_dir = prepared.env.working_directory();
+    let saved = !args.persist.no_persist;
     // A built-in command keeps its name.
     let mut custom = crate::custom_commands(&args.env, std::path::Path::new(&working_dir));
     custom.retain(|c| !commands::is_builtin(&c.name));
@@ -75,12 +129,17 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
             Err(message) => return fail(exit::USAGE, message),
         },
     };
+    // The input history is kept beside the sessions, and like them not with --no-persist.
+    let store_dir = store
+        .as_ref()
+        .and_then(|s| s.root().parent().map(std::path::Path::to_path_buf));
     let agent = match agent::Agent::start(
         prepared.host,
         prepared.env,
         prepared.config,
         store,
         prepared.changes.clone(),
+        resumed.as_ref(),
     )
     .await
     {
@@ -109,25 +168,53 @@ pub async fn run(component: PathBuf, args: ChatArgs) -> ExitCode {
         prepared.approval,
         prepared.sandbox
     ));
-    if agent.is_saved() {
+    if resumed.is_some() {
+        for line in reentry::earlier_turns(agent.session(), &palette).await {
+            screen.line(&line);
+        }
+    } else if agent.is_saved() {
         let id = short(agent.session_id());
-        screen.line(&palette.dim(&format!("session {id}… (resume with: agent-host resume {id})")));
+        screen.line(&palette.dim(&format!(
+            "session {id}… (come back with: agent-host chat --resume {id})"
+        )));
     }
     if interactive {
         screen.line(&palette.dim(
             "/help for commands · typing while the agent works steers it · Ctrl-C cancels · Ctrl-D quits",
         ));
     }
-    let view = view::ChatView::new(palette, prepared.changes, working_dir);
-    let inputs = input::spawn_reader(interactive);
+    let bar = status_bar::StatusBar::new(&config, prepared.approval.to_string(), prepared.sandbox.clone());
+    let view = view::ChatView::new(palette, prepared.changes, working_dir, bar);
+    let (inputs, input_control) = input::spawn_reader(interactive);
     let channels = driver::Channels {
         inputs,
+        input_control,
         questions: prepared.questions,
     };
-    let mut driver = driver::Driver::new(agent, screen, view, palette, channels, prepared.credential_hint);
+    let history = match (&store_dir, interactive) {
+        (Some(dir), true) => history::History::load(dir.join(history::FILE_NAME)),
+        _ => history::History::unsaved(),
+    };
+    let editor = line_editor::LineEditor::new(history);
+    let mut driver = driver::Driver::new(
+        agent,
+        screen,
+        view,
+        palette,
+        channels,
+        prepared.credential_hint,
+        editor,
+    );
     driver.custom_commands = custom;
-    let stopped = driver.run().await;
+    let (stopped, session_id) = driver.run().await;
     drop(raw);
+    if saved && let Some(id) = session_id {
+        // Where the user looks once the chat is gone: how to come back.
+        eprintln!(
+            "come back to this chat with: agent-host chat --resume {}",
+            short(&id)
+        );
+    }
     if !stopped {
         // Returning would drop the runtime, which waits for the worker still running the
         // instance: end here instead (the journal is written line by line, nothing is lost).

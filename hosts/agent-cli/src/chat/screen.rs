@@ -11,13 +11,17 @@ use super::style::{display_width, fit};
 use crossterm::{cursor, queue, terminal};
 use std::io::Write;
 
-/// What the prompt row shows: a prefix, then the text being edited around the cursor, or
-/// a hint (already painted) while there is no text.
+/// Rows of input shown at most; a longer input scrolls to keep the cursor's row in view.
+const MAX_PROMPT_ROWS: usize = 10;
+
+/// What the prompt shows: a prefix, then the text being edited (lines separated by `\n`)
+/// with the cursor at a byte offset in it, or a hint (already painted) while there is no
+/// text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PromptLine {
     pub prefix: String,
-    pub before_cursor: String,
-    pub after_cursor: String,
+    pub text: String,
+    pub cursor: usize,
     pub hint: String,
 }
 
@@ -33,6 +37,8 @@ pub struct Screen {
     status: Option<String>,
     question: Option<String>,
     prompt: Option<PromptLine>,
+    /// The status line, below the prompt.
+    footer: Option<String>,
     /// Rows of the live area on screen now, and the cursor's row within it.
     drawn_rows: usize,
     cursor_row: usize,
@@ -48,6 +54,7 @@ impl Screen {
             status: None,
             question: None,
             prompt: None,
+            footer: None,
             drawn_rows: 0,
             cursor_row: 0,
         }
@@ -116,6 +123,10 @@ impl Screen {
         self.prompt = prompt;
     }
 
+    pub fn set_footer(&mut self, footer: Option<String>) {
+        self.footer = footer;
+    }
+
     /// Clears the terminal (Ctrl-L) and redraws the live area at the top.
     pub fn clear_all(&mut self) {
         if self.interactive {
@@ -163,12 +174,13 @@ impl Screen {
         }
         rows.extend(self.status.iter().map(|s| fit_painted(s, width)));
         rows.extend(self.question.iter().map(|q| fit_painted(q, width)));
-        let mut cursor_col = 0;
+        let mut cursor_at = None;
         if let Some(prompt) = &self.prompt {
-            let (text, col) = prompt_row(prompt, width);
-            rows.push(text);
-            cursor_col = col;
+            let (prompt_rows, row, col) = prompt_rows(prompt, width);
+            cursor_at = Some((rows.len() + row, col));
+            rows.extend(prompt_rows);
         }
+        rows.extend(self.footer.iter().map(|f| fit_painted(f, width)));
         for (i, row) in rows.iter().enumerate() {
             if i > 0 {
                 buf.extend_from_slice(b"\r\n");
@@ -176,11 +188,19 @@ impl Screen {
             buf.extend_from_slice(row.as_bytes());
         }
         self.drawn_rows = rows.len();
-        self.cursor_row = rows.len().saturating_sub(1);
-        if self.prompt.is_some() {
-            let _ = queue!(buf, cursor::MoveToColumn(cursor_col as u16), cursor::Show);
-        } else {
-            let _ = queue!(buf, cursor::Hide);
+        let last = rows.len().saturating_sub(1);
+        match cursor_at {
+            Some((row, col)) => {
+                if last > row {
+                    let _ = queue!(buf, cursor::MoveUp((last - row) as u16));
+                }
+                let _ = queue!(buf, cursor::MoveToColumn(col as u16), cursor::Show);
+                self.cursor_row = row;
+            }
+            None => {
+                let _ = queue!(buf, cursor::Hide);
+                self.cursor_row = last;
+            }
         }
         let _ = queue!(buf, terminal::EndSynchronizedUpdate);
     }
@@ -206,6 +226,7 @@ impl Screen {
         self.status = None;
         self.question = None;
         self.prompt = None;
+        self.footer = None;
         self.refresh();
         if self.interactive {
             let mut out = std::io::stdout().lock();
@@ -215,40 +236,56 @@ impl Screen {
     }
 }
 
-/// The prompt row within `width` columns: the text scrolls sideways to keep the cursor
-/// visible. Returns the row and the cursor's column.
-fn prompt_row(prompt: &PromptLine, width: usize) -> (String, usize) {
+/// The prompt's rows within `width` columns: each line of the input broken where it
+/// reaches the edge, the first row after the prefix and the others indented like it; at
+/// most [`MAX_PROMPT_ROWS`], scrolled to keep the cursor in view. Returns the rows and the
+/// cursor's row and column.
+fn prompt_rows(prompt: &PromptLine, width: usize) -> (Vec<String>, usize, usize) {
     let prefix_width = display_width(&prompt.prefix);
     let room = width.saturating_sub(prefix_width).max(4);
-    if prompt.before_cursor.is_empty() && prompt.after_cursor.is_empty() {
+    if prompt.text.is_empty() {
         let hint = fit_painted(&prompt.hint, room);
-        return (format!("{}{hint}", prompt.prefix), prefix_width);
+        return (vec![format!("{}{hint}", prompt.prefix)], 0, prefix_width);
     }
-    let before: Vec<char> = prompt.before_cursor.chars().collect();
-    // Keep the cursor in view: drop characters from the left of it as needed.
-    let mut start = 0;
-    while start < before.len() && str_width(&before[start..]) > room.saturating_sub(1) {
-        start += 1;
+    let mut rows: Vec<String> = vec![String::new()];
+    let mut used = 0;
+    let mut cursor = (0, 0);
+    for (index, c) in prompt.text.char_indices() {
+        if index == prompt.cursor {
+            cursor = (rows.len() - 1, used);
+        }
+        if c == '\n' {
+            rows.push(String::new());
+            used = 0;
+            continue;
+        }
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        // The cursor may sit after the last column: keep one free.
+        if used + w >= room {
+            rows.push(String::new());
+            used = 0;
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push(c);
+        }
+        used += w;
     }
-    let shown_before: String = before[start..].iter().collect();
-    let used = str_width(&before[start..]);
-    let after = fit(&prompt.after_cursor, room.saturating_sub(used).max(1));
-    let after = if after == "…" && prompt.after_cursor.is_empty() {
-        String::new()
-    } else {
-        after
-    };
-    (
-        format!("{}{shown_before}{after}", prompt.prefix),
-        prefix_width + used,
-    )
-}
-
-fn str_width(chars: &[char]) -> usize {
-    chars
-        .iter()
-        .map(|c| unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0))
-        .sum()
+    if prompt.cursor >= prompt.text.len() {
+        cursor = (rows.len() - 1, used);
+    }
+    let first = (cursor.0 + 1).saturating_sub(MAX_PROMPT_ROWS);
+    let indent = " ".repeat(prefix_width);
+    let shown = rows
+        .into_iter()
+        .enumerate()
+        .skip(first)
+        .take(MAX_PROMPT_ROWS)
+        .map(|(i, row)| match i {
+            0 => format!("{}{row}", prompt.prefix),
+            _ => format!("{indent}{row}"),
+        })
+        .collect();
+    (shown, cursor.0 - first, prefix_width + cursor.1)
 }
 
 /// A painted row cut to `width` columns; cutting drops its colours, which is fine for the
@@ -314,17 +351,31 @@ mod tests {
     }
 
     #[test]
-    fn the_prompt_row_scrolls_to_keep_the_cursor_visible() {
+    fn the_prompt_breaks_long_and_multi_line_input_into_rows_and_tracks_the_cursor() {
         let prompt = PromptLine {
             prefix: "> ".into(),
-            before_cursor: "a".repeat(30),
-            after_cursor: String::new(),
+            text: format!("{}\nsecond", "a".repeat(30)),
+            cursor: 3,
             hint: String::new(),
         };
-        let (row, col) = prompt_row(&prompt, 20);
-        assert!(display_width(&row) <= 20, "{row}");
-        assert_eq!(col, display_width(&row));
-        assert!(row.starts_with("> a"));
+        let (rows, row, col) = prompt_rows(&prompt, 20);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert!(rows.iter().all(|r| display_width(r) < 20), "{rows:?}");
+        assert_eq!((row, col), (0, 5));
+        assert_eq!(rows[2], "  second");
+        let at_end = PromptLine {
+            cursor: prompt.text.len(),
+            ..prompt.clone()
+        };
+        assert_eq!(prompt_rows(&at_end, 20).1, 2);
+        let tall = PromptLine {
+            text: "x\n".repeat(30),
+            cursor: 60,
+            ..prompt
+        };
+        let (rows, row, _) = prompt_rows(&tall, 20);
+        assert_eq!(rows.len(), MAX_PROMPT_ROWS);
+        assert_eq!(row, MAX_PROMPT_ROWS - 1);
     }
 
     #[test]

@@ -6,8 +6,10 @@ use crate::terminal_text::{multi_line, one_line};
 use agent_host::protocol::ToolCategory;
 use serde_json::Value;
 
-/// Lines of a tool's output shown before the rest is counted.
-pub const OUTPUT_LINES: usize = 4;
+/// Lines of a tool's output shown from its start and from its end (where a traceback ends
+/// and the sandbox adds its note); the lines between are counted.
+const HEAD_LINES: usize = 2;
+const TAIL_LINES: usize = 4;
 /// Lines of an error shown.
 const ERROR_LINES: usize = 3;
 /// Longest summary of a call's arguments, in columns.
@@ -50,8 +52,8 @@ pub fn summary(arguments: &Value, changes: &[String]) -> String {
     fit(&cut, SUMMARY_WIDTH)
 }
 
-/// A call's output: a count for reads, else its first lines (escaped: a command's output
-/// or a file's text may hold escape sequences) and how many more there are.
+/// A call's output: a count for reads, else its first and last lines (escaped: a command's
+/// output or a file's text may hold escape sequences) and how many are between.
 pub fn folded_output(category: ToolCategory, output: &str, palette: &Palette) -> Vec<String> {
     let lines: Vec<&str> = output.trim_end().lines().collect();
     if lines.is_empty() {
@@ -64,14 +66,14 @@ pub fn folded_output(category: ToolCategory, output: &str, palette: &Palette) ->
         };
         return vec![palette.dim(&format!("  read {count}"))];
     }
-    let mut shown: Vec<String> = lines
-        .iter()
-        .take(OUTPUT_LINES)
-        .map(|l| palette.dim(&format!("  {}", multi_line(l))))
-        .collect();
-    if lines.len() > OUTPUT_LINES {
-        shown.push(palette.dim(&format!("  … (+{} lines)", lines.len() - OUTPUT_LINES)));
+    let line = |l: &&str| palette.dim(&format!("  {}", multi_line(l)));
+    if lines.len() <= HEAD_LINES + TAIL_LINES + 1 {
+        return lines.iter().map(line).collect();
     }
+    let hidden = lines.len() - HEAD_LINES - TAIL_LINES;
+    let mut shown: Vec<String> = lines[..HEAD_LINES].iter().map(line).collect();
+    shown.push(palette.dim(&format!("  … {hidden} more lines (Ctrl-O shows all)")));
+    shown.extend(lines[lines.len() - TAIL_LINES..].iter().map(line));
     shown
 }
 
@@ -162,8 +164,23 @@ mod tests {
     fn long_output_is_folded_with_a_count() {
         let output: String = (1..=10).map(|i| format!("line {i}\n")).collect();
         let lines = folded_output(ToolCategory::Command, &output, &Palette::plain());
-        assert_eq!(lines.len(), OUTPUT_LINES + 1);
-        assert_eq!(lines.last().unwrap(), "  … (+6 lines)");
+        assert_eq!(
+            lines,
+            [
+                "  line 1",
+                "  line 2",
+                "  … 4 more lines (Ctrl-O shows all)",
+                "  line 7",
+                "  line 8",
+                "  line 9",
+                "  line 10"
+            ]
+        );
+        let short: String = (1..=7).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(
+            folded_output(ToolCategory::Command, &short, &Palette::plain()).len(),
+            7
+        );
         assert_eq!(
             folded_output(ToolCategory::Read, &output, &Palette::plain()),
             vec!["  read 10 lines"]

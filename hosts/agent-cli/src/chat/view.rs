@@ -6,11 +6,12 @@ use super::diff;
 use super::file_changes::FileChanges;
 use super::screen::Screen;
 use super::spinner::status_line;
+use super::status_bar::StatusBar;
 use super::style::Palette;
 use super::tool_lines::{error_lines, folded_output, summary};
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
-use agent_host::protocol::{CompactionTrigger, ToolCategory};
+use agent_host::protocol::{CompactionTrigger, ToolCategory, Warning};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,10 +36,15 @@ pub struct ChatView {
     /// When the model was last asked (the input started, or the last tool finished).
     thinking_since: Instant,
     running: Vec<RunningTool>,
+    /// Since when the agent waits for the user's answer (not counted as working time).
+    waiting_since: Option<Instant>,
+    /// The last finished call's whole output, for Ctrl-O: its line and the text.
+    last_output: Option<(String, String)>,
+    pub bar: StatusBar,
 }
 
 impl ChatView {
-    pub fn new(palette: Palette, changes: Arc<FileChanges>, working_dir: String) -> Self {
+    pub fn new(palette: Palette, changes: Arc<FileChanges>, working_dir: String, bar: StatusBar) -> Self {
         Self {
             palette,
             changes,
@@ -46,6 +52,37 @@ impl ChatView {
             busy_since: None,
             thinking_since: Instant::now(),
             running: Vec::new(),
+            waiting_since: None,
+            last_output: None,
+            bar,
+        }
+    }
+
+    /// The last finished tool call's whole output: what it was, and the text.
+    pub fn last_output(&self) -> Option<&(String, String)> {
+        self.last_output.as_ref()
+    }
+
+    /// Output that Ctrl-O shows next (a `!command`'s).
+    pub fn set_last_output(&mut self, label: String, output: &str) {
+        self.last_output = Some((label, multi_line(output).into_owned()));
+    }
+
+    /// A question waits for the user (true) or was answered: the clocks stop meanwhile.
+    pub fn waiting(&mut self, waiting: bool) {
+        match (waiting, self.waiting_since) {
+            (true, None) => self.waiting_since = Some(Instant::now()),
+            (false, Some(since)) => {
+                let paused = since.elapsed();
+                self.waiting_since = None;
+                let later = |t: Instant| t.checked_add(paused).unwrap_or(t);
+                self.busy_since = self.busy_since.map(later);
+                self.thinking_since = later(self.thinking_since);
+                for tool in &mut self.running {
+                    tool.started = later(tool.started);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -58,12 +95,21 @@ impl ChatView {
 
     pub fn input_finished(&mut self) {
         self.busy_since = None;
+        self.waiting_since = None;
         self.running.clear();
     }
 
     /// The spinner line while the agent works.
     pub fn status(&self) -> Option<String> {
-        let busy = self.busy_since?.elapsed();
+        let busy_since = self.busy_since?;
+        if let Some(since) = self.waiting_since {
+            let worked = since.saturating_duration_since(busy_since);
+            return Some(self.palette.yellow(&format!(
+                "waiting for your answer ({}s of work so far)",
+                worked.as_secs()
+            )));
+        }
+        let busy = busy_since.elapsed();
         let line = match self.running.last() {
             Some(tool) => {
                 let more = match self.running.len() {
@@ -90,8 +136,9 @@ impl ChatView {
         let p = &self.palette;
         match &event.data {
             EventData::AssistantTextDelta { delta } => screen.stream_text(&multi_line(delta)),
-            EventData::AssistantTextEnd { .. } => {
+            EventData::AssistantTextEnd { usage, .. } => {
                 screen.end_text();
+                self.bar.response(usage);
                 self.thinking_since = Instant::now();
             }
             EventData::ToolCallStart {
@@ -116,6 +163,14 @@ impl ChatView {
             EventData::ToolCallEnd { call_id, outcome, .. } => self.tool_finished(call_id, outcome, screen),
             // Warnings can quote an endpoint's error, the loop detector the model's calls.
             EventData::Warning(warning) => {
+                if let Warning::ContextUsage {
+                    tokens,
+                    context_window,
+                    ..
+                } = warning
+                {
+                    self.bar.context_warning(*tokens, *context_window);
+                }
                 screen.line(&p.yellow(&format!("! {}", multi_line(warning.message()))))
             }
             EventData::LoopDetection { message, .. } => {
@@ -133,6 +188,7 @@ impl ChatView {
             EventData::ProcessingEnd {
                 usage, session_usage, ..
             } if !usage.is_empty() => {
+                self.bar.session_usage(session_usage);
                 let mut line = crate::event_view::usage_text(usage);
                 if session_usage.requests > usage.requests
                     && let Some(cost) = session_usage.cost_usd
@@ -141,8 +197,16 @@ impl ChatView {
                 }
                 screen.line(&p.dim(&format!("· {line}")))
             }
-            // `/compact` prints its own result.
-            EventData::Compaction { trigger, .. } if *trigger != CompactionTrigger::Requested => {
+            EventData::Compaction {
+                trigger,
+                tokens_after,
+                ..
+            } => {
+                self.bar.compacted(Some(*tokens_after));
+                // `/compact` prints its own result.
+                if *trigger == CompactionTrigger::Requested {
+                    return;
+                }
                 let text = crate::event_view::compaction_text(&event.data).unwrap_or_default();
                 screen.line(&p.dim(&format!("· {text}")))
             }
@@ -160,14 +224,19 @@ impl ChatView {
         let paths = tool.as_ref().map(|t| t.changes.clone()).unwrap_or_default();
         // Taken in any case, so a failed patch's rollback is not shown later.
         let changes = self.changes.take(call_id, &paths, &self.working_dir);
+        let label = tool.as_ref().map_or_else(String::new, |t| t.label.clone());
         let lines = match outcome {
-            ToolOutcome::Error { error } => error_lines(error, &self.palette),
+            ToolOutcome::Error { error } => {
+                self.last_output = Some((label, multi_line(error).into_owned()));
+                error_lines(error, &self.palette)
+            }
             ToolOutcome::Output { .. } if !changes.is_empty() => changes
                 .iter()
                 .flat_map(|change| diff::render(change, &self.palette, DIFF_LINES))
                 .collect(),
             ToolOutcome::Output { output, .. } => {
                 let category = tool.as_ref().map_or(ToolCategory::Host, |t| t.category);
+                self.last_output = Some((label, multi_line(output).into_owned()));
                 folded_output(category, output, &self.palette)
             }
         };

@@ -112,6 +112,23 @@ impl ChatPane {
         assert!(status.success());
     }
 
+    /// Pastes `text` as a terminal does: bracketed (the chat asks for it), each line end
+    /// sent as CR.
+    pub fn paste(&self, text: &str) {
+        let status = self
+            .tmux()
+            .args(["set-buffer", "-b", "pasted", "--", text])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success());
+        let status = self
+            .tmux()
+            .args(["paste-buffer", "-p", "-d", "-b", "pasted", "-t", "chat"])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success());
+    }
+
     /// Types a line and presses Enter.
     pub fn enter(&self, line: &str) {
         self.type_text(line);
@@ -152,11 +169,13 @@ impl ChatPane {
             .await
     }
 
-    /// Waits until the chat is idle at its prompt: the last line is `>` alone (while the
-    /// agent works, the spinner line and a hint are shown instead).
+    /// Waits until the chat is idle at its prompt: the prompt row shows the idle hint (while
+    /// the agent works, the spinner line and another hint are shown instead).
     pub async fn wait_for_prompt(&self) -> String {
-        self.wait_until("the idle prompt", |screen| last_line(screen) == ">")
-            .await
+        self.wait_until("the idle prompt", |screen| {
+            prompt_line(screen).starts_with(IDLE_PROMPT)
+        })
+        .await
     }
 
     /// The process id of the chat (the pane's shell's child).
@@ -199,7 +218,21 @@ impl Drop for ChatPane {
     }
 }
 
-/// The last line with something on it.
+/// The prompt row of an idle chat with nothing typed: `>` and the hint.
+pub const IDLE_PROMPT: &str = "> / commands";
+
+/// The prompt's (last) row: the one above the status line, which is the last.
+pub fn prompt_line(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .nth(1)
+        .unwrap_or_default()
+}
+
+/// The last line with something on it (the status line while the chat runs).
 pub fn last_line(screen: &str) -> &str {
     screen
         .lines()

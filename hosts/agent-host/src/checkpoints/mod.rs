@@ -16,12 +16,14 @@
 //! path that is not UTF-8 written as [`names`] says; equal states are stored once) and
 //! `checkpoints/objects/HASH` (file contents, once each).
 
+mod compare;
 mod confined;
 mod names;
 mod objects;
 mod restore;
 mod snapshot;
 
+pub use compare::FileDiff;
 pub use restore::Changes;
 
 use objects::{Objects, write_atomically};
@@ -316,6 +318,22 @@ impl Checkpoints {
         let earlier = std::fs::read_to_string(&note).ok();
         write_atomically(&self.dir, &note, restored_note(&restored, earlier).as_bytes())?;
         Ok(restored)
+    }
+
+    /// The files that differ now from the checkpoint of `input` (`None`: the first one, so
+    /// everything the session changed so far), by path.
+    pub fn changes_since(&self, input: Option<u32>) -> Result<Vec<FileDiff>, CheckpointError> {
+        let _guard = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = self.index()?;
+        let entry = match input {
+            None => index.entries.first(),
+            Some(n) => index.entries.iter().find(|e| e.input == n),
+        };
+        let Some(entry) = entry else {
+            return Err(CheckpointError::NotFound(not_found(input, &index.entries)));
+        };
+        let state = self.state(&entry.state)?;
+        compare::changes_since(&self.workspace, &self.excluded, &self.objects, &state)
     }
 
     /// What the model should be told about restores since the last input (taken once): the

@@ -133,7 +133,7 @@ fn is_ignore_file(name: &str) -> bool {
 
 /// Whether `path` is a regular file with the recorded content and executable bit; an
 /// error for what a file cannot replace (a folder now stands there).
-fn unchanged(root: &Dir, path: &OsStr, entry: &FileEntry) -> Result<bool, String> {
+pub(super) fn unchanged(root: &Dir, path: &OsStr, entry: &FileEntry) -> Result<bool, String> {
     let meta = match confined::metadata(root, path) {
         Ok(meta) => meta,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),

@@ -4,7 +4,7 @@
 //! how a session is resumed).
 
 use super::error::Error;
-use crate::checkpoints::{Checkpoint, Checkpoints, Restored};
+use crate::checkpoints::{Checkpoint, Checkpoints, FileDiff, Restored};
 use crate::environments::environment::Environment;
 use crate::persist::host_event;
 use crate::persist::journal::{Journal, JournalSink, Pump, lock};
@@ -368,6 +368,13 @@ impl Journaled {
     pub async fn list_checkpoints(&self) -> Option<anyhow::Result<Vec<Checkpoint>>> {
         let checkpoints = self.checkpoints.clone()?;
         Some(blocking(move || checkpoints.list()).await)
+    }
+
+    /// The files changed since the checkpoint of `input` (`None`: the first). `None`
+    /// without checkpoints.
+    pub async fn changes_since(&self, input: Option<u32>) -> Option<anyhow::Result<Vec<FileDiff>>> {
+        let checkpoints = self.checkpoints.clone()?;
+        Some(blocking(move || checkpoints.changes_since(input)).await)
     }
 
     /// Restores the files to before `input` (`None`: the latest checkpoint); the model is

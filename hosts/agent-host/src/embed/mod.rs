@@ -51,7 +51,7 @@ mod native_tool;
 mod session;
 
 pub use crate::approval::ToolCategory;
-pub use crate::checkpoints::{Changes, Checkpoint, Restored};
+pub use crate::checkpoints::{Changes, Checkpoint, FileDiff, Restored};
 pub use crate::host_tools::registry::{HostTool, ToolSource};
 pub use crate::host_tools::{ToolImage, ToolOutput};
 pub use error::Error;

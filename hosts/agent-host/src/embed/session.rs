@@ -3,7 +3,7 @@
 use super::error::Error;
 use super::events::Events;
 use super::journaled::Journaled;
-use crate::checkpoints::{Checkpoint, Restored};
+use crate::checkpoints::{Checkpoint, FileDiff, Restored};
 use crate::environments::environment::Environment;
 use crate::persist::store::SessionStore;
 use crate::session_host::control::{AgentEvent, SessionControl};
@@ -357,6 +357,17 @@ impl Session {
         let session = self.inner.lock().await;
         match session.list_checkpoints().await {
             Some(listed) => listed.map_err(|e| Error::Checkpoints(format!("{e:#}"))),
+            None => Err(Error::Checkpoints(NO_CHECKPOINTS.to_string())),
+        }
+    }
+
+    /// The files that differ now from the checkpoint recorded before input `input` (`None`:
+    /// the first input, so everything the session changed so far), with their contents
+    /// then and now.
+    pub async fn changes_since(&self, input: Option<u32>) -> Result<Vec<FileDiff>, Error> {
+        let session = self.inner.lock().await;
+        match session.changes_since(input).await {
+            Some(changes) => changes.map_err(|e| Error::Checkpoints(format!("{e:#}"))),
             None => Err(Error::Checkpoints(NO_CHECKPOINTS.to_string())),
         }
     }
