@@ -8,6 +8,8 @@ mod context;
 mod llm_server;
 mod loop_overhead;
 mod machine;
+mod markdown;
+mod markdown_docs;
 mod parallel;
 mod queue;
 mod sandbox;
@@ -72,6 +74,7 @@ enum Bench {
     Compaction,
     Queue,
     Parallel,
+    Markdown,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -90,7 +93,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 9] = [
+    let suites: [(Bench, &str, Suite); 10] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -104,6 +107,7 @@ fn main() -> anyhow::Result<()> {
         (Bench::Compaction, "compaction", compaction::run),
         (Bench::Queue, "distributed batch", queue::run),
         (Bench::Parallel, "parallelism", parallel::run),
+        (Bench::Markdown, "rendering markdown", markdown::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {
