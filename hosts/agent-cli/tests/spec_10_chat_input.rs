@@ -5,10 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
-mod common;
-mod tmux;
 #[path = "tmux/chat.rs"]
 mod chat;
+mod common;
+mod tmux;
 
 use chat::{Chat, conversation, require_tmux, start_chat, start_chat_in, start_chat_with};
 use scripted_llm::anthropic::{message, text, tool_use};
@@ -51,7 +51,9 @@ async fn a_bracketed_multi_line_paste_keeps_its_line_breaks() {
     )
     .await;
     chat.pane.paste("first line\nsecond line");
-    chat.pane.wait_until("the pasted lines", |s| s.contains("second line")).await;
+    chat.pane
+        .wait_until("the pasted lines", |s| s.contains("second line"))
+        .await;
     chat.pane.press("Enter");
     chat.pane.wait_for("Two lines received.").await;
     let request = chat.server.requests()[0].json();
@@ -119,7 +121,10 @@ async fn at_file_completes_with_tab_and_attaches_the_files_text() {
     chat.pane.press("Enter");
     chat.pane.wait_for("It says 42.").await;
     let screen = chat.pane.capture(false);
-    assert!(screen.contains("@ attached docs/notes.txt (17 bytes)"), "{screen}");
+    assert!(
+        screen.contains("@ attached docs/notes.txt (17 bytes)"),
+        "{screen}"
+    );
     let sent = last_user_text(&chat.server.requests()[0].json());
     assert!(
         sent.starts_with("what does @docs/notes.txt say?")
@@ -134,8 +139,11 @@ async fn a_bang_command_runs_in_the_sandbox_and_goes_with_the_next_input() {
     let chat = start_chat(vec![message(&[text("I see the listing.")])], &[]).await;
     std::fs::write(chat.work.path().join("marker.txt"), "").unwrap();
     // The sandbox keeps the command's writes inside the workspace.
-    chat.pane.enter("!ls; touch $HOME/outside 2>&1 || echo write refused");
-    chat.pane.wait_for("(the output goes to the model with your next input)").await;
+    chat.pane
+        .enter("!ls; touch $HOME/outside 2>&1 || echo write refused");
+    chat.pane
+        .wait_for("(the output goes to the model with your next input)")
+        .await;
     let screen = chat.pane.wait_for_prompt().await;
     assert!(screen.contains("  marker.txt"), "{screen}");
     assert!(screen.contains("write refused"), "{screen}");
@@ -143,7 +151,10 @@ async fn a_bang_command_runs_in_the_sandbox_and_goes_with_the_next_input() {
     chat.pane.wait_for("I see the listing.").await;
     let sent = last_user_text(&chat.server.requests()[0].json());
     assert!(sent.starts_with("I ran `ls; touch"), "{sent}");
-    assert!(sent.contains("marker.txt") && sent.ends_with("what is here?"), "{sent}");
+    assert!(
+        sent.contains("marker.txt") && sent.ends_with("what is here?"),
+        "{sent}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -161,7 +172,10 @@ async fn a_long_output_shows_its_tail_and_ctrl_o_shows_all_of_it() {
     chat.pane.wait_for("Counted.").await;
     let screen = chat.pane.wait_for_prompt().await;
     assert!(screen.contains("  1\n  2\n  … "), "{screen}");
-    assert!(screen.contains("more lines (Ctrl-O shows all)\n  198\n  199\n  200"), "{screen}");
+    assert!(
+        screen.contains("more lines (Ctrl-O shows all)\n  198\n  199\n  200"),
+        "{screen}"
+    );
     assert!(!screen.lines().any(|l| l == "  100"), "{screen}");
     chat.pane.press("C-o");
     let screen = chat
@@ -224,7 +238,10 @@ async fn the_status_line_shows_the_modes_and_the_context_share_grows() {
     chat.pane.wait_for("Hello answer.").await;
     let screen = chat.pane.wait_for_prompt().await;
     let status = tmux::last_line(&screen);
-    assert!(status.contains("context 1%") && status.contains("tokens · $"), "{status}");
+    assert!(
+        status.contains("context 1%") && status.contains("tokens · $"),
+        "{status}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,14 +255,33 @@ async fn chat_continue_shows_the_earlier_turns_and_continues_the_same_session() 
     first.pane.wait_for("Hello answer.").await;
     first.pane.wait_for_prompt().await;
     first.pane.enter("/quit");
-    let screen = first.pane.wait_until("the exit", |s| s.contains(tmux::EXITED)).await;
-    assert!(screen.contains("come back to this chat with: agent-host chat --resume "), "{screen}");
+    let screen = first
+        .pane
+        .wait_until("the exit", |s| s.contains(tmux::EXITED))
+        .await;
+    assert!(
+        screen.contains("come back to this chat with: agent-host chat --resume "),
+        "{screen}"
+    );
     let Chat { work, .. } = first;
 
-    let second = start_chat_in(work, vec![message(&[text("Next answer.")])], &env, &["--continue"]).await;
+    let second = start_chat_in(
+        work,
+        vec![message(&[text("Next answer.")])],
+        &env,
+        &["--continue"],
+    )
+    .await;
     let screen = second.pane.capture(false);
-    for expected in ["> hello", "Hello answer.", "(the conversation continues from here)"] {
-        assert!(screen.contains(expected), "{expected:?} is missing from:\n{screen}");
+    for expected in [
+        "> hello",
+        "Hello answer.",
+        "(the conversation continues from here)",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "{expected:?} is missing from:\n{screen}"
+        );
     }
     second.pane.enter("next");
     second.pane.wait_for("Next answer.").await;
@@ -275,5 +311,36 @@ async fn bare_agent_host_on_a_terminal_opens_the_chat() {
     // Not on a terminal, it prints the help and says it was used wrong.
     let output = common::agent_host().output().await.unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(common::stdout(&output).contains("Usage: agent-host"), "{}", common::stdout(&output));
+    assert!(
+        common::stdout(&output).contains("Usage: agent-host"),
+        "{}",
+        common::stdout(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markdown_is_rendered_a_fence_highlighted_and_no_color_gives_plain_text() {
+    require_tmux!();
+    let answer = "## Summary\n\nIt is **done**:\n\n```rust\nfn main() { let answer = 42; }\n```\n";
+    for no_color in [false, true] {
+        let env: &[(&str, &str)] = if no_color { &[("NO_COLOR", "1")] } else { &[] };
+        let chat = start_chat(vec![message(&[text(answer)])], env).await;
+        chat.pane.enter("summarise");
+        chat.pane.wait_for("fn main() { let answer = 42; }").await;
+        let screen = chat.pane.wait_for_prompt().await;
+        // Rendered, not raw: no markers of headings, strong text or fences.
+        assert!(
+            screen.contains("\nSummary\n") && screen.contains("It is done:"),
+            "{screen}"
+        );
+        assert!(!screen.contains("```") && !screen.contains("**"), "{screen}");
+        let painted = chat.pane.capture(true);
+        let code = painted.lines().find(|l| l.contains("main")).unwrap();
+        if no_color {
+            assert!(!painted.contains('\u{1b}'), "{painted:?}");
+        } else {
+            // Highlighted: the keyword and the number are painted apart from the rest.
+            assert!(code.matches('\u{1b}').count() >= 3, "{code:?}");
+        }
+    }
 }

@@ -214,12 +214,17 @@ pub fn complete_path(word: &str, entries: &[String]) -> Completion {
 pub async fn workspace_files(env: &Arc<dyn Environment>) -> Vec<String> {
     let root = env.working_directory();
     let prefix = format!("{}/", root.trim_end_matches('/'));
-    env.glob("**/*", None)
+    let mut files: Vec<String> = env
+        .glob("**/*", None)
         .await
         .unwrap_or_default()
         .into_iter()
         .map(|f| f.strip_prefix(&prefix).map(str::to_string).unwrap_or(f))
-        .collect()
+        .collect();
+    // Equal matches keep this order: the shorter path (`stats.py` before
+    // `__pycache__/stats.cpython-311.pyc`) first.
+    files.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    files
 }
 
 /// The entries of the folder `word` is in, folders marked with `/`.
@@ -279,6 +284,11 @@ mod tests {
     #[test]
     fn at_paths_complete_fuzzily_best_first() {
         let files = strings(&["src/main.rs", "src/lib.rs", "README.md", "tests/main_test.rs"]);
+        let ties = strings(&["stats.py", "__pycache__/stats.cpython-311.pyc"]);
+        assert_eq!(
+            complete_at("stat", &ties).replacement.as_deref(),
+            Some("@stats.py ")
+        );
         let done = complete_at("srcmain", &files);
         assert_eq!(done.replacement.as_deref(), Some("@src/main.rs "));
         assert!(complete_at("zzzq", &files).replacement.is_none());

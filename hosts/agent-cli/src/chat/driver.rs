@@ -138,6 +138,7 @@ impl Driver {
                     for event in self.agent.drain_events() {
                         self.view.show(&event, &mut self.screen);
                     }
+                    self.view.end_text(&mut self.screen);
                     self.view.input_finished();
                     self.files = None;
                     let settled = self.agent.settle(finished).await;

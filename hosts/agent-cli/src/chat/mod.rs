@@ -184,7 +184,7 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
         ));
     }
     let bar = status_bar::StatusBar::new(&config, prepared.approval.to_string(), prepared.sandbox.clone());
-    let view = view::ChatView::new(palette, prepared.changes, working_dir, bar);
+    let view = view::ChatView::new(palette, prepared.changes, working_dir, bar, interactive);
     let (inputs, input_control) = input::spawn_reader(interactive);
     let channels = driver::Channels {
         inputs,

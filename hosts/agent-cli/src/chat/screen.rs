@@ -39,6 +39,9 @@ pub struct Screen {
     prompt: Option<PromptLine>,
     /// The status line, below the prompt.
     footer: Option<String>,
+    /// Text received and not final yet (rendered markdown waits for its block's end),
+    /// shown live and never printed.
+    live: String,
     /// Rows of the live area on screen now, and the cursor's row within it.
     drawn_rows: usize,
     cursor_row: usize,
@@ -55,6 +58,7 @@ impl Screen {
             question: None,
             prompt: None,
             footer: None,
+            live: String::new(),
             drawn_rows: 0,
             cursor_row: 0,
         }
@@ -123,6 +127,10 @@ impl Screen {
         self.prompt = prompt;
     }
 
+    pub fn set_live_text(&mut self, text: &str) {
+        text.clone_into(&mut self.live);
+    }
+
     pub fn set_footer(&mut self, footer: Option<String>) {
         self.footer = footer;
     }
@@ -171,6 +179,9 @@ impl Screen {
         let mut rows: Vec<String> = Vec::new();
         if !self.partial.is_empty() {
             rows.push(self.partial.clone());
+        }
+        if !self.live.is_empty() {
+            rows.push(tail_that_fits(&self.live, width));
         }
         rows.extend(self.status.iter().map(|s| fit_painted(s, width)));
         rows.extend(self.question.iter().map(|q| fit_painted(q, width)));
@@ -288,6 +299,24 @@ fn prompt_rows(prompt: &PromptLine, width: usize) -> (Vec<String>, usize, usize)
     (shown, cursor.0 - first, prefix_width + cursor.1)
 }
 
+/// The end of `text` (plain) that fits `width` columns, `…` marking the cut.
+fn tail_that_fits(text: &str, width: usize) -> String {
+    if display_width(text) <= width {
+        return text.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
 /// A painted row cut to `width` columns; cutting drops its colours, which is fine for the
 /// rare overlong status or question.
 fn fit_painted(text: &str, width: usize) -> String {
@@ -376,6 +405,13 @@ mod tests {
         let (rows, row, _) = prompt_rows(&tall, 20);
         assert_eq!(rows.len(), MAX_PROMPT_ROWS);
         assert_eq!(row, MAX_PROMPT_ROWS - 1);
+    }
+
+    #[test]
+    fn live_text_shows_its_end_within_the_width() {
+        assert_eq!(tail_that_fits("abcdefghij", 5), "…ghij");
+        assert_eq!(tail_that_fits("abc", 5), "abc");
+        assert!(display_width(&tail_that_fits(&"日本".repeat(10), 7)) <= 7);
     }
 
     #[test]

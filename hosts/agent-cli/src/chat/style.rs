@@ -29,6 +29,11 @@ impl Palette {
         Self { enabled: true }
     }
 
+    /// Whether colours are drawn.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     pub fn red(&self, text: &str) -> String {
         self.paint(text, |t| t.red().to_string())
     }

@@ -14,6 +14,12 @@ use agent_host::embed::{Event, EventData, ToolOutcome};
 use agent_host::protocol::{CompactionTrigger, ToolCategory, Warning};
 use std::sync::Arc;
 use std::time::Instant;
+use terminal_markdown::{MarkdownStream, Style as MarkdownStyle};
+
+/// Columns rendered text is wrapped to: one fewer than the terminal's, as every row.
+fn text_width() -> usize {
+    super::screen::columns().saturating_sub(1).max(20)
+}
 
 /// Diff lines shown per changed file before the rest is counted.
 const DIFF_LINES: usize = 16;
@@ -41,10 +47,25 @@ pub struct ChatView {
     /// The last finished call's whole output, for Ctrl-O: its line and the text.
     last_output: Option<(String, String)>,
     pub bar: StatusBar,
+    /// The assistant's text rendered as markdown, block by block (on a terminal); `None`:
+    /// streamed as it comes (a pipe, a file).
+    markdown: Option<MarkdownStream>,
 }
 
 impl ChatView {
-    pub fn new(palette: Palette, changes: Arc<FileChanges>, working_dir: String, bar: StatusBar) -> Self {
+    pub fn new(
+        palette: Palette,
+        changes: Arc<FileChanges>,
+        working_dir: String,
+        bar: StatusBar,
+        render_markdown: bool,
+    ) -> Self {
+        let markdown = render_markdown.then(|| {
+            MarkdownStream::new(MarkdownStyle {
+                color: palette.enabled(),
+                width: text_width(),
+            })
+        });
         Self {
             palette,
             changes,
@@ -55,7 +76,19 @@ impl ChatView {
             waiting_since: None,
             last_output: None,
             bar,
+            markdown,
         }
+    }
+
+    /// Prints what the markdown renderer still holds (the answer ended, or was cut off).
+    pub fn end_text(&mut self, screen: &mut Screen) {
+        if let Some(markdown) = &mut self.markdown {
+            for line in markdown.finish() {
+                screen.line(&line);
+            }
+            screen.set_live_text("");
+        }
+        screen.end_text();
     }
 
     /// The last finished tool call's whole output: what it was, and the text.
@@ -135,9 +168,18 @@ impl ChatView {
         }
         let p = &self.palette;
         match &event.data {
-            EventData::AssistantTextDelta { delta } => screen.stream_text(&multi_line(delta)),
+            EventData::AssistantTextDelta { delta } => match &mut self.markdown {
+                Some(markdown) => {
+                    markdown.set_width(text_width());
+                    for line in markdown.push(delta) {
+                        screen.line(&line);
+                    }
+                    screen.set_live_text(markdown.pending_line());
+                }
+                None => screen.stream_text(&multi_line(delta)),
+            },
             EventData::AssistantTextEnd { usage, .. } => {
-                screen.end_text();
+                self.end_text(screen);
                 self.bar.response(usage);
                 self.thinking_since = Instant::now();
             }

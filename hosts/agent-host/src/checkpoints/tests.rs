@@ -413,3 +413,39 @@ fn utf8_names_are_stored_as_before_so_older_checkpoints_still_restore() {
     assert_eq!(checkpoints.restore(None).unwrap().changes.restored, ["a.txt"]);
     assert_eq!(fs::read(w.join("a.txt")).unwrap(), b"old");
 }
+
+#[test]
+fn the_changes_since_the_first_input_name_every_changed_file_with_both_sides() {
+    let (work, state) = workspace();
+    let w = work.path();
+    fs::write(w.join("kept.txt"), b"same").unwrap();
+    fs::write(w.join("edited.txt"), b"before\n").unwrap();
+    fs::write(w.join("gone.txt"), b"bye\n").unwrap();
+    let checkpoints = Checkpoints::open(state.path(), w, 0, None).unwrap();
+    checkpoints.record("first").unwrap();
+    fs::write(w.join("edited.txt"), b"after\n").unwrap();
+    checkpoints.record("second").unwrap();
+    fs::remove_file(w.join("gone.txt")).unwrap();
+    fs::write(w.join("new.txt"), b"hello\n").unwrap();
+    // A link is not followed to what it points at.
+    std::os::unix::fs::symlink("/etc/passwd", w.join("link")).unwrap();
+
+    let diffs = checkpoints.changes_since(None).unwrap();
+    let shown: Vec<(&str, Option<&[u8]>, Option<&[u8]>)> = diffs
+        .iter()
+        .map(|d| (d.path.as_str(), d.before.as_deref(), d.after.as_deref()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("edited.txt", Some(&b"before\n"[..]), Some(&b"after\n"[..])),
+            ("gone.txt", Some(&b"bye\n"[..]), None),
+            ("new.txt", None, Some(&b"hello\n"[..])),
+        ]
+    );
+    // Since the second input, the edit is part of the starting point.
+    let since_second = checkpoints.changes_since(Some(2)).unwrap();
+    let paths: Vec<&str> = since_second.iter().map(|d| d.path.as_str()).collect();
+    assert_eq!(paths, ["gone.txt", "new.txt"]);
+    assert!(checkpoints.changes_since(Some(9)).is_err());
+}
