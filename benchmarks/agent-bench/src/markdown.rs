@@ -43,7 +43,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<Vec<Row>> {
         mut plain_ms,
         mut fence_ms,
         mut highlight_ms,
-    ] = Default::default();
+    ]: [Vec<f64>; 5] = Default::default();
     for _ in 0..runs {
         let (wall, cpu) = timed(&mixed, STYLE)?;
         mixed_ms.push(wall);

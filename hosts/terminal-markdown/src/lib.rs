@@ -117,15 +117,7 @@ impl MarkdownStream {
     pub fn push(&mut self, delta: &str) -> Vec<String> {
         // Control characters other than newline and tab could move the cursor or recolour
         // the terminal: the model's text must not.
-        if delta.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-            self.partial.extend(
-                delta
-                    .chars()
-                    .filter(|c| !c.is_control() || *c == '\n' || *c == '\t'),
-            );
-        } else {
-            self.partial.push_str(delta);
-        }
+        self.partial.push_str(&terminal_safe(delta));
         if delta.contains('\n') {
             let text = std::mem::take(&mut self.partial);
             let mut start = 0;
@@ -277,6 +269,24 @@ fn is_table(text: &str, lines: usize) -> bool {
             .lines()
             .nth(1)
             .is_some_and(|l| l.contains('-') && l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t')))
+}
+
+/// `text` without what could drive a terminal or hide text: control characters (C0, DEL,
+/// C1) but newline and tab, and the bidirectional overrides and isolates. Applied to the
+/// raw stream and again to every piece of text the parser hands back, because the parser
+/// decodes character references (`&#27;`, `&#x9b;`) into the very characters the stream
+/// dropped.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if text.chars().any(unsafe_char) {
+        std::borrow::Cow::Owned(text.chars().filter(|&c| !unsafe_char(c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// Renders a whole document at once (what [`MarkdownStream::push`] and

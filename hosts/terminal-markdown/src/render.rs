@@ -113,7 +113,7 @@ impl Renderer<'_> {
     }
 
     fn text(&mut self, text: &str, look: Look) {
-        let piece = Piece::Text(text.to_string(), look);
+        let piece = Piece::Text(crate::terminal_safe(text).into_owned(), look);
         self.sink().push(piece);
     }
 
@@ -123,7 +123,7 @@ impl Renderer<'_> {
             Event::End(tag) => self.end(tag),
             Event::Text(text) => {
                 if let Some((_, code)) = self.code.as_mut() {
-                    code.push_str(&text);
+                    code.push_str(&crate::terminal_safe(&text));
                 } else {
                     self.text(&text, self.look());
                 }
@@ -136,7 +136,7 @@ impl Renderer<'_> {
                 self.text(&text, look);
             }
             Event::Html(text) | Event::InlineHtml(text) if self.html_block => {
-                for line in text.lines() {
+                for line in crate::terminal_safe(&text).lines() {
                     self.emit(line.to_string());
                 }
             }
@@ -232,7 +232,9 @@ impl Renderer<'_> {
             Tag::Strikethrough => self.with_look(|l| l.strike = true),
             Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
                 let start = self.sink().len();
-                self.links.push((dest_url.to_string(), start));
+                // A character reference in the address (`&#27;`) is decoded by the parser.
+                self.links
+                    .push((crate::terminal_safe(&dest_url).into_owned(), start));
             }
             _ => {}
         }

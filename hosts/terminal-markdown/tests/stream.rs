@@ -239,3 +239,28 @@ fn code_past_the_colour_budget_is_plain() {
     let again = stream.push("```rust\nlet again = 3;\n```\n");
     assert!(again[0].contains('\u{1b}'), "{again:?}");
 }
+
+/// The parser decodes character references: `&#27;` would become ESC after the stream had
+/// dropped every raw one. Each kind of block, a table cell, a link's address and text.
+#[test]
+fn character_references_cannot_smuggle_escape_sequences() {
+    let attack = "# t&#27;[2J\n\npara &#x1b;]52;c;aGk=&#7; &#x9b;31m &#8238;rtl\n\n- item &#27;[H\n\n\
+                  > quote &#27;[K\n\n| a | b |\n|---|---|\n| &#27;[31m | x |\n\n\
+                  [link&#27;[2J](http://x/&#27;[2J) <http://y/&#x1b;]0;t&#7;>\n";
+    for style in [plain(80), colored(80)] {
+        let lines = render(attack, style);
+        let text = lines.join("\n");
+        let raw = strip(&text);
+        assert!(
+            !raw.chars()
+                .any(|c| c.is_control() && c != '\n' || c == '\u{202e}'),
+            "{raw:?}"
+        );
+        assert!(
+            raw.contains("para ]52;c;aGk=") && raw.contains("item [H"),
+            "{raw:?}"
+        );
+        // Streamed, the same.
+        assert_eq!(streamed(&[attack], style), lines);
+    }
+}

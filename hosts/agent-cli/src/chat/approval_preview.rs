@@ -13,6 +13,16 @@ use std::sync::Arc;
 
 /// Lines of a diff or patch shown before the question (the rest are counted).
 const PREVIEW_LINES: usize = 40;
+/// Files larger than this are not read for a preview (as the chat's diffs after a change).
+const MAX_PREVIEW_BYTES: u64 = 512 * 1024;
+
+/// A file as it is now, for the diff of a change to it.
+enum Current {
+    Missing,
+    Text(String),
+    /// Too large or not text: the change is named, not shown.
+    Unshown,
+}
 
 pub async fn preview(
     question: &ApprovalQuestion,
@@ -25,24 +35,28 @@ pub async fn preview(
     let text = |key: &str| arguments.get(key).and_then(Value::as_str);
     match question.tool_name.as_str() {
         "write_file" => match (text("file_path"), text("content")) {
-            (Some(path), Some(content)) => {
-                let before = current(env, path).await;
-                diff_lines(path, before, Some(content.to_string()), palette)
-            }
+            (Some(path), Some(content)) => match current(env, path).await {
+                Current::Missing => diff_lines(path, None, Some(content.to_string()), palette),
+                Current::Text(before) => diff_lines(path, Some(before), Some(content.to_string()), palette),
+                Current::Unshown => unshown(path, "overwrites it", palette),
+            },
             _ => Vec::new(),
         },
+        // An empty `old_string` is refused by the tool (and would match everywhere).
         "edit_file" => match (text("file_path"), text("old_string"), text("new_string")) {
-            (Some(path), Some(old), Some(new)) => {
+            (Some(path), Some(old), Some(new)) if !old.is_empty() => {
                 let all = arguments.get("replace_all").and_then(Value::as_bool) == Some(true);
-                let before = current(env, path).await;
-                let after = before.as_ref().filter(|b| b.contains(old)).map(|b| match all {
-                    true => b.replace(old, new),
-                    false => b.replacen(old, new, 1),
-                });
-                match after {
-                    Some(after) => diff_lines(path, before, Some(after), palette),
+                match current(env, path).await {
+                    Current::Text(before) if before.contains(old) => {
+                        let after = match all {
+                            true => before.replace(old, new),
+                            false => before.replacen(old, new, 1),
+                        };
+                        diff_lines(path, Some(before), Some(after), palette)
+                    }
+                    Current::Unshown => unshown(path, "edits it", palette),
                     // The edit will fail and say why; nothing to show.
-                    None => Vec::new(),
+                    _ => Vec::new(),
                 }
             }
             _ => Vec::new(),
@@ -55,9 +69,23 @@ pub async fn preview(
     }
 }
 
-async fn current(env: &Arc<dyn Environment>, path: &str) -> Option<String> {
-    let bytes = env.read_file(path, None).await.ok()?;
-    String::from_utf8(bytes).ok()
+async fn current(env: &Arc<dyn Environment>, path: &str) -> Current {
+    match env.stat(path).await {
+        Err(agent_protocol::ports::FsError::NotFound(_)) => return Current::Missing,
+        Ok(stat) if stat.size <= MAX_PREVIEW_BYTES => {}
+        _ => return Current::Unshown,
+    }
+    match env.read_file(path, None).await.map(String::from_utf8) {
+        Ok(Ok(text)) => Current::Text(text),
+        _ => Current::Unshown,
+    }
+}
+
+fn unshown(path: &str, what: &str, palette: &Palette) -> Vec<String> {
+    vec![palette.dim(&format!(
+        "  {}: {what} (too large or not text to show)",
+        multi_line(path)
+    ))]
 }
 
 fn diff_lines(path: &str, before: Option<String>, after: Option<String>, palette: &Palette) -> Vec<String> {

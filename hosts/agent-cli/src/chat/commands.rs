@@ -187,7 +187,7 @@ pub fn help() -> String {
         text.push_str(&format!("\n  {command:width$}  {description}"));
     }
     text.push_str(
-        "\nkeys: Enter sends; Alt-Enter, Shift-Enter, Ctrl-J or \\ then Enter start a new line\n      \
+        "\nkeys: Enter sends; Alt-Enter, Ctrl-J or \\ then Enter start a new line\n      \
          a line typed while the agent works steers it\n      \
          Ctrl-C cancels the current input (twice quits); Ctrl-D quits\n      \
          Up/Down browse earlier inputs (saved across chats); Ctrl-R searches them\n      \

@@ -21,7 +21,10 @@ pub fn render(change: &FileChange, palette: &Palette, max_lines: usize) -> Vec<S
         (None, None) => return Vec::new(),
         (before, Some(after)) => (before.as_deref().unwrap_or(""), after.as_str()),
     };
-    let diff = TextDiff::from_lines(before, after);
+    // Two large, different texts could take minutes: past the deadline the diff is coarser.
+    let diff = TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(500))
+        .diff_lines(before, after);
     let mut body: Vec<String> = Vec::new();
     let (mut added, mut removed) = (0, 0);
     for (index, group) in diff.grouped_ops(CONTEXT).iter().enumerate() {

@@ -311,12 +311,14 @@ impl Driver {
         // A slash command; else, while a question waits, its answer; else a message
         // (`//text` sends `/text` as it is).
         if text.starts_with('/') && !text.starts_with("//") {
+            self.editor.remember(text);
             return self.slash_command(text).await;
         }
         if let Some(pending) = self.pending.take() {
             self.answer(pending, text);
             return Flow::Continue;
         }
+        self.editor.remember(&line);
         if let Some(command) = text.strip_prefix('!') {
             self.run_shell(command.trim()).await;
             return Flow::Continue;

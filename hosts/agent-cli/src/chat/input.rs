@@ -90,7 +90,7 @@ pub fn spawn_reader(terminal: bool) -> (mpsc::UnboundedReceiver<Input>, InputCon
         paused,
         released: tokio::sync::Mutex::new(released),
     };
-    tokio::spawn(forward_signals(tx.clone()));
+    tokio::spawn(forward_signals(tx.clone(), paused_rx.clone()));
     if terminal {
         watch_for_hangup(tx.clone());
         tokio::spawn(read_terminal(tx, paused_rx, released_tx));
@@ -104,7 +104,7 @@ pub fn spawn_reader(terminal: bool) -> (mpsc::UnboundedReceiver<Input>, InputCon
 
 /// Signals as input, so the chat closes its session and restores the terminal rather than
 /// dying with the terminal left in raw mode.
-async fn forward_signals(tx: mpsc::UnboundedSender<Input>) {
+async fn forward_signals(tx: mpsc::UnboundedSender<Input>, paused: watch::Receiver<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
         signal(SignalKind::interrupt()),
@@ -115,7 +115,11 @@ async fn forward_signals(tx: mpsc::UnboundedSender<Input>) {
     };
     loop {
         let input = tokio::select! {
-            _ = interrupt.recv() => Input::Interrupt,
+            // Ctrl-C in the pager or the editor is theirs (they share our process group).
+            _ = interrupt.recv() => match *paused.borrow() {
+                true => continue,
+                false => Input::Interrupt,
+            },
             _ = terminate.recv() => Input::Terminate,
             _ = hangup.recv() => Input::Terminate,
         };

@@ -13,17 +13,18 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 /// A paste of more lines (or characters) than this is shown collapsed.
 const COLLAPSE_LINES: usize = 10;
 const COLLAPSE_CHARS: usize = 2000;
-/// Characters of Unicode's first private-use area stand for collapsed pastes in the buffer
-/// (typed text cannot contain them: they are dropped on insertion).
-const PASTE_BASE: u32 = 0xE000;
-const PASTE_LAST: u32 = 0xF8FF;
+/// Characters of Unicode's plane-15 private-use area stand for collapsed pastes in the
+/// buffer (typed text cannot contain them: they are dropped on insertion). Not the BMP's
+/// private-use area, which fonts use for icons people paste.
+const PASTE_BASE: u32 = 0xF0000;
+const PASTE_LAST: u32 = 0xFFFFD;
 
 /// What a key did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EditorAction {
     /// The input changed or the cursor moved (or nothing happened): redraw.
     Edited,
-    /// Enter: the finished input, pastes expanded (already added to the history).
+    /// Enter: the finished input, pastes expanded (for the history: [`LineEditor::remember`]).
     Submit(String),
     /// Ctrl-C.
     Interrupt,
@@ -77,8 +78,9 @@ impl LineEditor {
                 .found
                 .and_then(|i| self.history.newest(i))
                 .unwrap_or_default();
-            let shown = format!("(search: {}) {}", search.query, one_line(found));
-            let cursor = "(search: ".len() + search.query.len();
+            let query = one_line(&search.query);
+            let shown = format!("(search: {query}) {}", one_line(found));
+            let cursor = "(search: ".len() + query.len();
             return (shown, cursor);
         }
         let mut shown = String::new();
@@ -298,9 +300,13 @@ impl LineEditor {
 
     fn submit(&mut self) -> EditorAction {
         let input = self.expand(&self.text);
-        self.history.add(&input);
         self.clear();
         EditorAction::Submit(input)
+    }
+
+    /// Keeps a sent input in the history (an approval's answer is not kept).
+    pub fn remember(&mut self, input: &str) {
+        self.history.add(input);
     }
 
     fn expand(&self, chars: &[char]) -> String {
@@ -449,8 +455,9 @@ fn paste_token(text: &str) -> String {
     }
 }
 
+/// A history entry or a query on the prompt's row: escaped, as everything shown.
 fn one_line(text: &str) -> String {
-    text.replace('\n', " ↵ ")
+    crate::terminal_text::one_line(&text.replace('\n', " ↵ ")).into_owned()
 }
 
 #[cfg(test)]

@@ -14,6 +14,15 @@ fn typed(editor: &mut LineEditor, text: &str) {
     }
 }
 
+/// Enter, and the input kept in the history as the chat keeps what it sends.
+fn send(editor: &mut LineEditor) -> EditorAction {
+    let action = editor.handle(key(KeyCode::Enter));
+    if let EditorAction::Submit(input) = &action {
+        editor.remember(input);
+    }
+    action
+}
+
 fn before_cursor(editor: &LineEditor) -> String {
     let (shown, cursor) = editor.display();
     shown[..cursor].to_string()
@@ -44,7 +53,7 @@ fn up_and_down_browse_the_history_and_restore_the_draft() {
     let mut editor = LineEditor::default();
     for line in ["first", "second"] {
         typed(&mut editor, line);
-        editor.handle(key(KeyCode::Enter));
+        send(&mut editor);
     }
     typed(&mut editor, "dra");
     editor.handle(key(KeyCode::Up));
@@ -109,13 +118,18 @@ fn a_long_paste_is_shown_collapsed_and_sent_whole() {
 #[test]
 fn ctrl_r_finds_an_earlier_input_and_enter_sends_it() {
     let mut editor = LineEditor::default();
-    for line in ["deploy staging", "list the tests", "deploy production"] {
+    for line in ["deploy staging", "list the tests", "deploy production\u{1b}[2J"] {
         typed(&mut editor, line);
-        editor.handle(key(KeyCode::Enter));
+        send(&mut editor);
     }
     editor.handle(ctrl('r'));
     typed(&mut editor, "depl");
-    assert!(editor.display().0.ends_with("deploy production"));
+    // Shown escaped: an entry cannot drive the terminal from the prompt's row.
+    let shown = editor.display().0;
+    assert!(
+        shown.contains("deploy production") && !shown.contains('\u{1b}'),
+        "{shown:?}"
+    );
     editor.handle(ctrl('r'));
     assert!(editor.display().0.ends_with("deploy staging"));
     assert_eq!(
@@ -127,6 +141,16 @@ fn ctrl_r_finds_an_earlier_input_and_enter_sends_it() {
     editor.handle(ctrl('r'));
     editor.handle(key(KeyCode::Esc));
     assert_eq!(editor.display().0, "draft");
+}
+
+#[test]
+fn pasted_icons_from_the_private_use_area_are_kept() {
+    let mut editor = LineEditor::default();
+    editor.paste("\u{e0b0} \u{f8ff}");
+    assert_eq!(
+        editor.handle(key(KeyCode::Enter)),
+        EditorAction::Submit("\u{e0b0} \u{f8ff}".into())
+    );
 }
 
 #[test]

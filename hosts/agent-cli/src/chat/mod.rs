@@ -163,8 +163,8 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
     screen.line(&format!(
         "{} · {} {} · approval {} · sandbox {} · {working_dir}",
         palette.bold("agent-host chat"),
-        config.endpoint,
-        config.model,
+        crate::terminal_text::one_line(&config.endpoint),
+        crate::terminal_text::one_line(&config.model),
         prepared.approval,
         prepared.sandbox
     ));

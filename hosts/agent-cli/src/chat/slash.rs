@@ -79,8 +79,8 @@ impl Driver {
         let config = self.agent.config();
         let mut text = format!(
             "model: {} (provider {}) · reasoning effort {}\napproval: {} · sandbox: {}\nworkspace: {}",
-            config.model,
-            config.endpoint,
+            one_line(&config.model),
+            one_line(&config.endpoint),
             commands::effort_name(config.reasoning_effort),
             bar.approval,
             bar.sandbox,
@@ -187,6 +187,15 @@ impl Driver {
                 .line(&self.palette.yellow("!command runs a command: e.g. !git status"));
             return;
         }
+        // The loop would stop showing the agent's work while the command ran.
+        if self.agent.is_busy() {
+            self.screen.line(
+                &self
+                    .palette
+                    .yellow("the agent is working: run !commands when it is done (or Ctrl-C to cancel it)"),
+            );
+            return;
+        }
         self.screen
             .line(&format!("{} {}", self.palette.cyan("!"), one_line(command)));
         self.screen.refresh();
@@ -196,6 +205,10 @@ impl Driver {
         let cancel = async move {
             while let Some(input) = inputs.recv().await {
                 if is_interrupt(&input) {
+                    // Leaving is still leaving once the command is stopped.
+                    if matches!(input, Input::Terminate) {
+                        stashed.push_back(input);
+                    }
                     return;
                 }
                 stashed.push_back(input);

@@ -41,7 +41,8 @@ impl StatusBar {
         if self.model != config.model {
             self.context_tokens = None;
         }
-        self.model = config.model.clone();
+        // A project's configuration names the model: escaped like any text it gives.
+        self.model = crate::terminal_text::one_line(&config.model).into_owned();
         self.effort = config.reasoning_effort;
         self.window = config
             .context_window_size
@@ -175,6 +176,14 @@ mod tests {
             bar.line(&Palette::plain()),
             "claude-test · approval ask · sandbox workspace-write · context 25% · 2.5k tokens · $0.0123 · 2 queued"
         );
+    }
+
+    #[test]
+    fn a_model_named_by_a_project_cannot_drive_the_terminal() {
+        let mut config = config();
+        config.model = "m\u{1b}]52;c;aGk=\u{7}".into();
+        let bar = StatusBar::new(&config, "ask".into(), "workspace-write".into());
+        assert!(!bar.line(&Palette::plain()).chars().any(char::is_control));
     }
 
     #[test]

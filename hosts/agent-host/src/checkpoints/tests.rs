@@ -431,7 +431,8 @@ fn the_changes_since_the_first_input_name_every_changed_file_with_both_sides() {
     std::os::unix::fs::symlink("/etc/passwd", w.join("link")).unwrap();
 
     let diffs = checkpoints.changes_since(None).unwrap();
-    let shown: Vec<(&str, Option<&[u8]>, Option<&[u8]>)> = diffs
+    type Shown<'a> = (&'a str, Option<&'a [u8]>, Option<&'a [u8]>);
+    let shown: Vec<Shown> = diffs
         .iter()
         .map(|d| (d.path.as_str(), d.before.as_deref(), d.after.as_deref()))
         .collect();
