@@ -8,7 +8,7 @@
 //! lines equal the whole answer rendered at once, and hold every block's text.
 
 use crate::context::Context;
-use crate::markdown_docs::{TOKEN_BYTES, answer, one_fence, tokens};
+use crate::markdown_docs::{answer, one_fence, tokens};
 use crate::stats::{median, millis};
 use crate::table::{Row, Target};
 use std::time::Instant;
@@ -149,7 +149,7 @@ mod tests {
         let pieces = tokens(text);
         assert_eq!(pieces.concat(), text);
         let (last, rest) = pieces.split_last().unwrap();
-        assert!(rest.iter().all(|p| p.len() >= TOKEN_BYTES) && !last.is_empty());
+        assert!(rest.iter().all(|p| p.len() >= crate::markdown_docs::TOKEN_BYTES) && !last.is_empty());
     }
 
     #[test]
