@@ -357,7 +357,9 @@ PY"#
             .unwrap();
         // Hang guards only.
         until(Duration::from_secs(60), "the command has tried", || {
-            work.path().join("grabbed").exists() && !processes_with(&mark).is_empty()
+            // `open(..., "w")` creates the file before `write` fills it: wait for its words.
+            std::fs::read_to_string(work.path().join("grabbed")).is_ok_and(|s| !s.is_empty())
+                && !processes_with(&mark).is_empty()
         })
         .await;
         let grabbed = std::fs::read_to_string(work.path().join("grabbed")).unwrap();
