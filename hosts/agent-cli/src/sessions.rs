@@ -217,7 +217,8 @@ pub fn list(args: SessionsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The saved sessions of `workspace` that started, newest first.
+/// The saved sessions of `workspace` that started (one that never did has nothing to
+/// continue), newest first.
 pub(crate) fn sessions_of(workspace: &Path) -> Result<Vec<SessionMeta>, String> {
     let store = default_store()?;
     let here = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
@@ -420,22 +421,18 @@ pub async fn continue_session(component: PathBuf, continued: Continued) -> ExitC
 /// The id of the most recently updated session of `workspace` (default: the current
 /// directory).
 pub(crate) fn latest_session_of(workspace: Option<&Path>) -> Result<String, String> {
-    let store = default_store()?;
     let here = match workspace {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
-    let here = std::fs::canonicalize(&here).unwrap_or(here);
-    let (sessions, _) = store.list().map_err(|e| e.to_string())?;
-    sessions
+    sessions_of(&here)?
         .into_iter()
-        // One that never started has nothing to continue.
-        .find(|s| Path::new(&s.workspace) == here && !s.endpoint.is_empty())
+        .next()
         .map(|s| s.id)
         .ok_or_else(|| {
             format!(
                 "no saved session of {}: name one (`agent-host sessions --all` lists them)",
-                here.display()
+                std::fs::canonicalize(&here).unwrap_or(here).display()
             )
         })
 }

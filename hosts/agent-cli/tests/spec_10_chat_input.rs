@@ -30,6 +30,18 @@ fn last_user_text(request: &Value) -> String {
     }
 }
 
+/// A chat saved under `state` that sends `input`, gets `reply` and quits; the chat (its
+/// workspace, its pane with the exit on screen) is returned.
+async fn one_input_then_quit(state: &str, input: &str, reply: &str) -> Chat {
+    let chat = start_chat(vec![message(&[text(reply)])], &[("AGENT_HOST_STATE_DIR", state)]).await;
+    chat.pane.enter(input);
+    chat.pane.wait_for(reply).await;
+    chat.pane.wait_for_prompt().await;
+    chat.pane.enter("/quit");
+    assert_eq!(chat.pane.wait_for_exit().await, 0);
+    chat
+}
+
 /// The only session folder under `state`.
 fn session_dir(state: &std::path::Path) -> std::path::PathBuf {
     let sessions: Vec<_> = std::fs::read_dir(state.join("sessions"))
@@ -82,12 +94,7 @@ async fn ctrl_r_in_a_second_chat_finds_the_first_chats_input() {
     let state = tempfile::tempdir().unwrap();
     let state_dir = state.path().display().to_string();
     let env = [("AGENT_HOST_STATE_DIR", state_dir.as_str())];
-    let first = start_chat(vec![message(&[text("Noted.")])], &env).await;
-    first.pane.enter("remember the walrus");
-    first.pane.wait_for("Noted.").await;
-    first.pane.wait_for_prompt().await;
-    first.pane.enter("/quit");
-    assert_eq!(first.pane.wait_for_exit().await, 0);
+    one_input_then_quit(&state_dir, "remember the walrus", "Noted.").await;
 
     let second = start_chat(vec![message(&[text("Walrus again.")])], &env).await;
     second.pane.press("C-r");
@@ -250,15 +257,8 @@ async fn chat_continue_shows_the_earlier_turns_and_continues_the_same_session() 
     let state = tempfile::tempdir().unwrap();
     let state_dir = state.path().display().to_string();
     let env = [("AGENT_HOST_STATE_DIR", state_dir.as_str())];
-    let first = start_chat(vec![message(&[text("Hello answer.")])], &env).await;
-    first.pane.enter("hello");
-    first.pane.wait_for("Hello answer.").await;
-    first.pane.wait_for_prompt().await;
-    first.pane.enter("/quit");
-    let screen = first
-        .pane
-        .wait_until("the exit", |s| s.contains(tmux::EXITED))
-        .await;
+    let first = one_input_then_quit(&state_dir, "hello", "Hello answer.").await;
+    let screen = first.pane.capture(false);
     assert!(
         screen.contains("come back to this chat with: agent-host chat --resume "),
         "{screen}"

@@ -109,7 +109,7 @@ impl Driver {
 
     /// Runs until the user quits; the session is closed on the way out. False when the
     /// session could not be stopped (see [`Agent::shutdown`]); and the session's id.
-    pub async fn run(mut self) -> (bool, Option<String>) {
+    pub async fn run(mut self) -> (bool, String) {
         self.refresh();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -195,7 +195,7 @@ impl Driver {
             self.view.show(&event, &mut self.screen);
         }
         self.screen.finish();
-        (stopped, Some(self.agent.session_id().to_string()))
+        (stopped, self.agent.session_id().to_string())
     }
 
     fn refresh(&mut self) {

@@ -208,11 +208,11 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
     driver.custom_commands = custom;
     let (stopped, session_id) = driver.run().await;
     drop(raw);
-    if saved && let Some(id) = session_id {
+    if saved {
         // Where the user looks once the chat is gone: how to come back.
         eprintln!(
             "come back to this chat with: agent-host chat --resume {}",
-            short(&id)
+            short(&session_id)
         );
     }
     if !stopped {

@@ -86,7 +86,7 @@ impl Screen {
         if self.interactive {
             // A line wider than the terminal would wrap and break the live area's
             // geometry: print what fills a row, at a space where there is one.
-            let width = columns().saturating_sub(1).max(10);
+            let width = row_width();
             while display_width(&self.partial) > width {
                 let cut = wrap_point(&self.partial, width);
                 let rest = self.partial.split_off(cut);
@@ -175,7 +175,7 @@ impl Screen {
             buf.extend_from_slice(line.as_bytes());
             buf.extend_from_slice(b"\r\n");
         }
-        let width = columns().saturating_sub(1).max(10);
+        let width = row_width();
         let mut rows: Vec<String> = Vec::new();
         if !self.partial.is_empty() {
             rows.push(self.partial.clone());
@@ -361,6 +361,12 @@ fn wrap_point(text: &str, width: usize) -> usize {
         used += w;
     }
     text.len()
+}
+
+/// The columns a row may fill: one fewer than the terminal's, so no row wraps (the live
+/// area's geometry depends on it).
+pub fn row_width() -> usize {
+    columns().saturating_sub(1).max(10)
 }
 
 /// The terminal's width in columns (80 when it cannot be asked).

@@ -94,10 +94,12 @@ impl StatusBar {
         }];
         parts.push(format!("approval {}", self.approval));
         parts.push(format!("sandbox {}", self.sandbox));
-        parts.push(match self.context_percent() {
-            Some(percent) => format!("context {percent}%"),
-            None => "context 0%".to_string(),
-        });
+        // Nothing sent yet: empty; a window nobody knows: no share to claim.
+        match (self.context_tokens, self.context_percent()) {
+            (None, _) => parts.push("context 0%".to_string()),
+            (Some(_), Some(percent)) => parts.push(format!("context {percent}%")),
+            (Some(_), None) => {}
+        }
         let tokens = self.session.prompt_tokens + self.session.output_tokens;
         if tokens > 0 {
             parts.push(format!("{} tokens", compact_count(tokens)));

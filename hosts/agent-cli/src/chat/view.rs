@@ -16,11 +16,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use terminal_markdown::{MarkdownStream, Style as MarkdownStyle};
 
-/// Columns rendered text is wrapped to: one fewer than the terminal's, as every row.
-fn text_width() -> usize {
-    super::screen::columns().saturating_sub(1).max(20)
-}
-
 /// Diff lines shown per changed file before the rest is counted.
 const DIFF_LINES: usize = 16;
 
@@ -63,7 +58,7 @@ impl ChatView {
         let markdown = render_markdown.then(|| {
             MarkdownStream::new(MarkdownStyle {
                 color: palette.enabled(),
-                width: text_width(),
+                width: super::screen::row_width(),
             })
         });
         Self {
@@ -170,7 +165,7 @@ impl ChatView {
         match &event.data {
             EventData::AssistantTextDelta { delta } => match &mut self.markdown {
                 Some(markdown) => {
-                    markdown.set_width(text_width());
+                    markdown.set_width(super::screen::row_width());
                     for line in markdown.push(delta) {
                         screen.line(&line);
                     }
@@ -269,7 +264,7 @@ impl ChatView {
         let label = tool.as_ref().map_or_else(String::new, |t| t.label.clone());
         let lines = match outcome {
             ToolOutcome::Error { error } => {
-                self.last_output = Some((label, multi_line(error).into_owned()));
+                self.set_last_output(label, error);
                 error_lines(error, &self.palette)
             }
             ToolOutcome::Output { .. } if !changes.is_empty() => changes
@@ -278,7 +273,7 @@ impl ChatView {
                 .collect(),
             ToolOutcome::Output { output, .. } => {
                 let category = tool.as_ref().map_or(ToolCategory::Host, |t| t.category);
-                self.last_output = Some((label, multi_line(output).into_owned()));
+                self.set_last_output(label, output);
                 folded_output(category, output, &self.palette)
             }
         };
