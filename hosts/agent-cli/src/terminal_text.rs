@@ -77,37 +77,10 @@ fn shown_as_is(c: char, before_newline: bool, mode: Mode) -> bool {
         '\r' => mode == Mode::MultiLine && before_newline,
         // C0, DEL and C1: the general category Cc.
         c if c.is_control() => false,
-        c if hides_or_reorders(c) => false,
+        c if terminal_markdown::hides_or_reorders(c) => false,
         c if joins_or_selects(c) => mode == Mode::MultiLine,
         _ => true,
     }
-}
-
-fn hides_or_reorders(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{17B4}'
-            | '\u{17B5}'
-            | '\u{180E}'
-            | '\u{200B}'
-            | '\u{200E}'
-            | '\u{200F}'
-            | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{3164}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF0}'..='\u{FFFB}'
-            | '\u{1BCA0}'..='\u{1BCA3}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E007F}'
-            | '\u{E0100}'..='\u{E01EF}'
-    )
 }
 
 fn joins_or_selects(c: char) -> bool {

@@ -201,7 +201,7 @@ async fn an_approval_shows_the_diff_before_the_question_and_stops_the_clock() {
             message(&[tool_use(
                 "t1",
                 "edit_file",
-                json!({"file_path": "app.py", "old_string": "old", "new_string": "new"}),
+                json!({"file_path": "app.py", "old_string": "print('old')", "new_string": "print('new')"}),
             )]),
             message(&[text("Written.")]),
         ],
@@ -343,4 +343,42 @@ async fn markdown_is_rendered_a_fence_highlighted_and_no_color_gives_plain_text(
             assert!(code.matches('\u{1b}').count() >= 3, "{code:?}");
         }
     }
+}
+
+/// A repository's link must not hide where an approved write lands: the preview names the
+/// target, in red inside `.git` (whose config runs programs outside the sandbox).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_names_the_target_of_a_link_the_write_goes_through() {
+    require_tmux!();
+    let chat = start_chat_with(
+        vec![
+            message(&[tool_use(
+                "t1",
+                "edit_file",
+                json!({"file_path": "notes.md", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = touch pwned"}),
+            )]),
+            message(&[text("Edited.")]),
+        ],
+        &[],
+        &["--approval", "ask"],
+    )
+    .await;
+    std::fs::create_dir(chat.work.path().join(".git")).unwrap();
+    std::fs::write(chat.work.path().join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink(".git/config", chat.work.path().join("notes.md")).unwrap();
+    chat.pane.enter("tidy the notes");
+    let screen = chat.pane.wait_for("? allow edit_file").await;
+    let warning = screen
+        .find("! notes.md is a link to .git/config")
+        .unwrap_or_else(|| panic!("no warning in:\n{screen}"));
+    assert!(warning < screen.rfind("? allow edit_file").unwrap(), "{screen}");
+    let painted = chat.pane.capture(true);
+    let line = painted.lines().find(|l| l.contains("is a link to")).unwrap();
+    assert!(chat::painted(line, "red"), "{line:?}");
+    chat.pane.enter("n");
+    chat.pane.wait_for("Edited.").await;
+    assert_eq!(
+        std::fs::read_to_string(chat.work.path().join(".git/config")).unwrap(),
+        "[core]\n"
+    );
 }

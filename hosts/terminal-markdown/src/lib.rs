@@ -272,21 +272,48 @@ fn is_table(text: &str, lines: usize) -> bool {
 }
 
 /// `text` without what could drive a terminal or hide text: control characters (C0, DEL,
-/// C1) but newline and tab, and the bidirectional overrides and isolates. Applied to the
-/// raw stream and again to every piece of text the parser hands back, because the parser
-/// decodes character references (`&#27;`, `&#x9b;`) into the very characters the stream
-/// dropped.
+/// C1) but newline and tab, and every character [`hides_or_reorders`]. Applied to the raw
+/// stream and again to every piece of text the parser hands back, because the parser
+/// decodes character references (`&#27;`, `&#x9b;`, `&#x200b;`) into the very characters
+/// the stream dropped.
 pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || ('\u{202a}'..='\u{202e}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c)
-    };
+    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || hides_or_reorders(c);
     if text.chars().any(unsafe_char) {
         std::borrow::Cow::Owned(text.chars().filter(|&c| !unsafe_char(c)).collect())
     } else {
         std::borrow::Cow::Borrowed(text)
     }
+}
+
+/// Characters that reorder what is drawn (bidi embeddings, overrides, isolates and marks)
+/// or draw nothing yet change the text (zero-width and invisible characters, the tag
+/// characters): the one list every text agent-host prints is checked against (the CLI's
+/// escaping names them; this renderer drops them).
+pub fn hides_or_reorders(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180E}'
+            | '\u{200B}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{E0100}'..='\u{E01EF}'
+    )
 }
 
 /// Renders a whole document at once (what [`MarkdownStream::push`] and

@@ -5,7 +5,7 @@
 use super::diff;
 use super::file_changes::FileChange;
 use super::style::Palette;
-use crate::terminal_text::multi_line;
+use crate::terminal_text::{multi_line, one_line};
 use agent_host::Environment;
 use agent_host::approval::ApprovalQuestion;
 use serde_json::Value;
@@ -33,7 +33,11 @@ pub async fn preview(
         return Vec::new();
     };
     let text = |key: &str| arguments.get(key).and_then(Value::as_str);
-    match question.tool_name.as_str() {
+    let mut lines = Vec::new();
+    if let Some(path) = text("file_path") {
+        lines.extend(link_warning(env, path, palette).await);
+    }
+    lines.extend(match question.tool_name.as_str() {
         "write_file" => match (text("file_path"), text("content")) {
             (Some(path), Some(content)) => match current(env, path).await {
                 Current::Missing => diff_lines(path, None, Some(content.to_string()), palette),
@@ -42,31 +46,91 @@ pub async fn preview(
             },
             _ => Vec::new(),
         },
-        // An empty `old_string` is refused by the tool (and would match everywhere).
+        // What the model asks to replace, as it asks: the tool finds it its own way (line
+        // ends normalised, whitespace tolerated), so a diff worked out here could show
+        // another place than the one it changes.
         "edit_file" => match (text("file_path"), text("old_string"), text("new_string")) {
-            (Some(path), Some(old), Some(new)) if !old.is_empty() => {
+            (Some(path), Some(old), Some(new)) => {
                 let all = arguments.get("replace_all").and_then(Value::as_bool) == Some(true);
-                match current(env, path).await {
-                    Current::Text(before) if before.contains(old) => {
-                        let after = match all {
-                            true => before.replace(old, new),
-                            false => before.replacen(old, new, 1),
-                        };
-                        diff_lines(path, Some(before), Some(after), palette)
-                    }
-                    Current::Unshown => unshown(path, "edits it", palette),
-                    // The edit will fail and say why; nothing to show.
-                    _ => Vec::new(),
-                }
+                replacement_lines(path, old, new, all, palette)
             }
             _ => Vec::new(),
         },
         "apply_patch" => text("patch").map_or_else(Vec::new, |patch| patch_lines(patch, palette)),
-        _ => match text("command") {
-            Some(command) => command_lines(command, palette),
-            None => Vec::new(),
-        },
+        "shell" => text("command").map_or_else(Vec::new, |command| command_lines(command, palette)),
+        _ => Vec::new(),
+    });
+    lines
+}
+
+/// A warning when `path` leads somewhere else than it reads (a symbolic link on the way),
+/// naming where; in red when that is inside `.git` or `.agent`, whose files run or steer
+/// things outside the sandbox.
+async fn link_warning(env: &Arc<dyn Environment>, path: &str, palette: &Palette) -> Vec<String> {
+    let root = std::path::PathBuf::from(env.working_directory());
+    let lexical = lexical_join(&root, path);
+    let Ok(real) = env.real_path(path).await else {
+        return Vec::new();
+    };
+    let real = std::path::PathBuf::from(real);
+    if real == lexical {
+        return Vec::new();
     }
+    let shown = real.strip_prefix(&root).unwrap_or(&real);
+    let line = format!(
+        "  ! {} is a link to {}",
+        one_line(path),
+        one_line(&shown.to_string_lossy())
+    );
+    let sensitive = shown
+        .components()
+        .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".agent")));
+    vec![match sensitive {
+        true => palette.red(&line),
+        false => palette.yellow(&line),
+    }]
+}
+
+/// `path` from `root` with `.` and `..` taken away, without asking the filesystem.
+fn lexical_join(root: &std::path::Path, path: &str) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for component in root.join(path).components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// An edit as the model asks for it: the text replaced, then its replacement.
+fn replacement_lines(path: &str, old: &str, new: &str, all: bool, palette: &Palette) -> Vec<String> {
+    let every = if all { " (every occurrence)" } else { "" };
+    let mut lines = vec![palette.dim(&format!("  {}: replace{every}", one_line(path)))];
+    let side = |text: &str, mark: char| -> Vec<String> {
+        text.lines()
+            .map(|l| format!("     {mark} {}", multi_line(l)))
+            .collect()
+    };
+    let (removed, added) = (side(old, '-'), side(new, '+'));
+    let shown = PREVIEW_LINES / 2;
+    for (lines_of, paint) in [(removed, 'r'), (added, 'g')] {
+        let hidden = lines_of.len().saturating_sub(shown);
+        for line in lines_of.into_iter().take(shown) {
+            lines.push(match paint {
+                'r' => palette.red(&line),
+                _ => palette.green(&line),
+            });
+        }
+        if hidden > 0 {
+            lines.push(palette.dim(&format!("       … (+{hidden} lines)")));
+        }
+    }
+    lines
 }
 
 async fn current(env: &Arc<dyn Environment>, path: &str) -> Current {
@@ -84,7 +148,7 @@ async fn current(env: &Arc<dyn Environment>, path: &str) -> Current {
 fn unshown(path: &str, what: &str, palette: &Palette) -> Vec<String> {
     vec![palette.dim(&format!(
         "  {}: {what} (too large or not text to show)",
-        multi_line(path)
+        one_line(path)
     ))]
 }
 
@@ -99,23 +163,25 @@ fn diff_lines(path: &str, before: Option<String>, after: Option<String>, palette
     diff::render(&change, palette, PREVIEW_LINES)
 }
 
-/// A patch's lines coloured like a diff.
+/// A patch: every file it touches (never cut), then its lines coloured like a diff.
 fn patch_lines(patch: &str, palette: &Palette) -> Vec<String> {
     let lines: Vec<&str> = patch.lines().collect();
-    let mut shown: Vec<String> = lines
+    let files: Vec<String> = lines
         .iter()
-        .take(PREVIEW_LINES)
-        .map(|line| {
-            let escaped = format!("  {}", multi_line(line));
-            match line.chars().next() {
-                Some('+') => palette.green(&escaped),
-                Some('-') => palette.red(&escaped),
-                Some('@') => palette.cyan(&escaped),
-                Some('*') => palette.bold(&escaped),
-                _ => escaped,
-            }
-        })
+        .filter(|l| l.starts_with("*** ") && (l.contains(" File: ") || l.starts_with("*** Move to: ")))
+        .map(|l| palette.bold(&format!("  {}", one_line(l.trim_start_matches("*** ")))))
         .collect();
+    let mut shown = files;
+    shown.extend(lines.iter().take(PREVIEW_LINES).map(|line| {
+        let escaped = format!("  {}", multi_line(line));
+        match line.chars().next() {
+            Some('+') => palette.green(&escaped),
+            Some('-') => palette.red(&escaped),
+            Some('@') => palette.cyan(&escaped),
+            Some('*') => palette.bold(&escaped),
+            _ => escaped,
+        }
+    }));
     if lines.len() > PREVIEW_LINES {
         shown.push(palette.dim(&format!("  … (+{} lines)", lines.len() - PREVIEW_LINES)));
     }
@@ -145,9 +211,38 @@ mod tests {
             "+x\n".repeat(50)
         );
         let lines = patch_lines(&patch, &Palette::plain());
-        assert_eq!(lines.len(), PREVIEW_LINES + 1);
-        assert_eq!(lines[3], "  -old");
-        assert!(lines[PREVIEW_LINES].contains("(+"), "{lines:?}");
+        // The files first, uncut, then the patch.
+        assert_eq!(lines[0], "  Update File: a.rs");
+        assert_eq!(lines.len(), 1 + PREVIEW_LINES + 1);
+        assert_eq!(lines[4], "  -old");
+        assert!(lines[1 + PREVIEW_LINES].contains("(+"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_patch_names_every_file_even_past_the_cut() {
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: a.rs\n@@\n{}*** Update File: .git/config\n@@\n+x\n*** End Patch",
+            "+y\n".repeat(60)
+        );
+        let lines = patch_lines(&patch, &Palette::plain());
+        assert_eq!(lines[..2], ["  Update File: a.rs", "  Update File: .git/config"]);
+    }
+
+    #[test]
+    fn an_edit_is_shown_as_asked_and_a_path_cannot_break_its_line() {
+        let lines = replacement_lines("a\nb.rs", "x = 1\r\n", "x = 2\n", true, &Palette::plain());
+        assert_eq!(
+            lines,
+            [
+                "  a\\nb.rs: replace (every occurrence)",
+                "     - x = 1",
+                "     + x = 2"
+            ]
+        );
+        assert_eq!(
+            lexical_join(std::path::Path::new("/w"), "./a/../b"),
+            std::path::Path::new("/w/b")
+        );
     }
 
     #[test]

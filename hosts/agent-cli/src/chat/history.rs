@@ -113,12 +113,17 @@ fn read_tail(file: &PathBuf) -> std::io::Result<Vec<String>> {
 
 fn append(file: &PathBuf, input: &str) -> std::io::Result<()> {
     let line = serde_json::to_string(input).map_err(std::io::Error::other)?;
+    // Non-blocking, so a FIFO put in its place cannot hold the chat; then only a regular
+    // file is written.
     let mut handle = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(file)?;
+    if !handle.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
     // One write per entry: chats running side by side append whole lines.
     handle.write_all(format!("{line}\n").as_bytes())
 }
@@ -153,6 +158,18 @@ mod tests {
         let file = dir.path().join(FILE_NAME);
         std::os::unix::fs::symlink("/etc/passwd", &file)?;
         assert!(History::load(file).is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_the_history_neither_blocks_nor_is_written() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join(FILE_NAME);
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU)?;
+        let mut history = History::load(file.clone());
+        // Blocked forever before: an open for writing waits for a reader.
+        history.add("typed");
+        assert_eq!(history.newest(0), Some("typed"));
         Ok(())
     }
 }

@@ -93,7 +93,7 @@ impl LineEditor {
                 Some(index) => shown.push_str(&paste_token(&self.pastes[index])),
                 None if c == '\n' => shown.push('\n'),
                 None if c == '\t' => shown.push(' '),
-                None if c.is_control() => shown.push('�'),
+                None if c.is_control() || terminal_markdown::hides_or_reorders(c) => shown.push('�'),
                 None => shown.push(c),
             }
         }
