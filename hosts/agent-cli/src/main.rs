@@ -359,7 +359,7 @@ pub(crate) async fn host_for(
     (env, env_options): (Arc<dyn Environment>, &EnvOptions),
     plugins: &PluginOptions,
     config: &mut agent_protocol::SessionConfig,
-) -> Result<Host, (u8, String)> {
+) -> Result<(Host, McpServers), (u8, String)> {
     // A trusted project's hooks and MCP servers are the repository's files, which commands
     // can rewrite: they run in the commands' sandbox (none for a remote session, which
     // reads no project file).
@@ -373,18 +373,23 @@ pub(crate) async fn host_for(
         .await
         .map_err(|message| (exit::USAGE, message))?;
     config.user_instructions = extras.instructions;
-    build_host(component, endpoints, Some(policy), extras.tools, extras.sources)
+    let sources = extras.mcp.iter().map(|servers| servers.tool_source()).collect();
+    let host = build_host(component, endpoints, Some(policy), extras.tools, sources)
         .await
-        .map_err(|message| (exit::AGENT_ERROR, message))
+        .map_err(|message| (exit::AGENT_ERROR, message))?;
+    Ok((host, extras.mcp))
 }
+
+/// The configured MCP servers as they started (`None`: none configured), for `/mcp`.
+pub(crate) type McpServers = Option<Arc<agent_host::host_tools::mcp::StartedServers>>;
 
 /// What a session gets from the configuration and the extension folders: host tools
 /// (command tools, plugins, MCP servers' tools, `load_skill`) and the system prompt's
 /// skills section.
 struct HostExtras {
     tools: Vec<Arc<dyn HostTool>>,
-    /// The MCP servers' tools, which change while sessions run.
-    sources: Vec<Arc<dyn ToolSource>>,
+    /// The MCP servers, whose tools change while sessions run.
+    mcp: McpServers,
     instructions: Option<String>,
 }
 
@@ -407,10 +412,7 @@ async fn host_tools(
     let (_plugins, plugin_tools) =
         load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
-    let sources = mcp_tools(&settings.mcp_servers, local_workspace.as_deref(), project_sandbox)
-        .await
-        .into_iter()
-        .collect();
+    let mcp = mcp_servers(&settings.mcp_servers, local_workspace.as_deref(), project_sandbox).await;
     // Skills: the project's only from a local workspace (a remote one's files are there).
     let user_dir = agent_host::extensions::user_dir();
     let (skills, problems) = agent_host::extensions::skills::discover(
@@ -430,7 +432,7 @@ async fn host_tools(
     }
     Ok(HostExtras {
         tools,
-        sources,
+        mcp,
         instructions,
     })
 }
@@ -438,11 +440,11 @@ async fn host_tools(
 /// The configured MCP servers' tools. Servers run on this machine, in the workspace (the
 /// current folder for a remote one), a trusted project's in `project_sandbox`; one that
 /// does not start is reported and left out.
-async fn mcp_tools(
+async fn mcp_servers(
     specs: &std::collections::BTreeMap<String, agent_host::host_tools::mcp::McpServerSpec>,
     local_workspace: Option<&Path>,
     project_sandbox: Option<Arc<agent_host::sandbox::Sandbox>>,
-) -> Option<Arc<dyn ToolSource>> {
+) -> McpServers {
     if specs.is_empty() {
         return None;
     }
@@ -461,7 +463,7 @@ async fn mcp_tools(
             terminal_text::one_line(why)
         );
     }
-    Some(started.tool_source())
+    Some(Arc::new(started))
 }
 
 /// The environment and a host with the endpoints of the process environment, for the

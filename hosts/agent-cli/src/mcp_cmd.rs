@@ -2,7 +2,7 @@
 //! offers under the names the model sees. Starts every enabled server, then stops them.
 
 use agent_host::config::host_tool_config;
-use agent_host::host_tools::mcp::{SEPARATOR, log_dir, start_servers};
+use agent_host::host_tools::mcp::{SEPARATOR, StartedServers, log_dir, start_servers};
 use clap::Subcommand;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -48,6 +48,21 @@ pub async fn run(command: McpCommand) -> ExitCode {
         }
     };
     let started = start_servers(&settings.mcp_servers, &workspace, log_dir().as_deref(), sandbox).await;
+    let servers = describe(&started).await;
+    started.stop().await;
+    if json {
+        println!("{}", json!({ "servers": servers }));
+    } else if servers.is_empty() {
+        println!("No MCP servers are configured ([mcp_servers.NAME] in config.toml).");
+    } else {
+        print!("{}", render(&servers));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Each server as JSON, sorted by name: its state, command, log and tools (the names the
+/// model sees, and whether each is offered).
+pub async fn describe(started: &StartedServers) -> Vec<Value> {
     let mut servers = Vec::new();
     for server in &started.running {
         let tools: Vec<Value> = server
@@ -76,16 +91,8 @@ pub async fn run(command: McpCommand) -> ExitCode {
     for name in &started.disabled {
         servers.push(json!({"name": name, "state": "disabled", "tools": []}));
     }
-    started.stop().await;
     servers.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-    if json {
-        println!("{}", json!({ "servers": servers }));
-    } else if servers.is_empty() {
-        println!("No MCP servers are configured ([mcp_servers.NAME] in config.toml).");
-    } else {
-        print!("{}", render(&servers));
-    }
-    ExitCode::SUCCESS
+    servers
 }
 
 /// The sandbox a trusted project's stdio servers run in, as in a session in `workspace`
@@ -110,7 +117,7 @@ fn project_sandbox(
 }
 
 /// The list as text; everything a server said (names, errors) escaped for the terminal.
-fn render(servers: &[Value]) -> String {
+pub fn render(servers: &[Value]) -> String {
     let text =
         |value: &Value| crate::terminal_text::one_line(value.as_str().unwrap_or_default()).into_owned();
     let mut out = String::new();
@@ -176,7 +183,7 @@ async fn prepare_server(
     let policy = settings.approval_policy(None, env_options.allow_dangerous_commands);
     let env = env_options.build().await.map_err(usage)?;
     let mut config = settings.session_config(&target);
-    let host = crate::host_for(
+    let (host, _mcp) = crate::host_for(
         component,
         settings.endpoints.clone(),
         policy,

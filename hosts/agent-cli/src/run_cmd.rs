@@ -265,7 +265,7 @@ pub(crate) async fn run(
     )
     .await
     {
-        Ok(host) => host,
+        Ok((host, _mcp)) => host,
         Err((code, message)) => return fail(code, message),
     };
     if let Some(schema) = &output_schema {

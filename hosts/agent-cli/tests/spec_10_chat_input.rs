@@ -382,3 +382,84 @@ async fn an_approval_names_the_target_of_a_link_the_write_goes_through() {
         "[core]\n"
     );
 }
+
+/// `/approval` changes the mode in the middle of the chat, in the same session: read-only
+/// refuses a command, `ask` then asks about the next one, and the status line follows;
+/// `/sandbox` says where commands may write, and `/mcp` lists the servers with their tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_changes_mid_chat_and_sandbox_and_mcp_describe_the_session() {
+    require_tmux!();
+    let config = tempfile::tempdir().unwrap();
+    let config_file = config.path().join("config.toml");
+    std::fs::write(
+        &config_file,
+        format!(
+            "[mcp_servers.py]\ncommand = {:?}\nargs = [{:?}]\n\n[mcp_servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n",
+            agent_test_support::paths::mcp_python().display().to_string(),
+            agent_test_support::paths::mcp_server("py_server.py").display().to_string()
+        ),
+    )
+    .unwrap();
+    let config_arg = config_file.display().to_string();
+    let chat = start_chat_with(
+        vec![
+            message(&[tool_use(
+                "t1",
+                "shell",
+                json!({"command": "printf one > one.txt"}),
+            )]),
+            message(&[text("Refused, as read-only.")]),
+            message(&[tool_use(
+                "t2",
+                "shell",
+                json!({"command": "printf two > two.txt"}),
+            )]),
+            message(&[text("Made two.")]),
+        ],
+        &[],
+        &["--approval", "read-only", "--config", &config_arg],
+    )
+    .await;
+    chat.pane.enter("make one");
+    chat.pane.wait_for("Refused, as read-only.").await;
+    chat.pane.wait_for_prompt().await;
+    assert!(!chat.work.path().join("one.txt").exists());
+
+    chat.pane.enter("/approval ask");
+    chat.pane.wait_for("approval: ask from the next call").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    let status = tmux::last_line(&screen);
+    assert!(status.contains("approval ask"), "{status}");
+    chat.pane.enter("make two");
+    chat.pane.wait_for("? allow shell").await;
+    assert!(!chat.work.path().join("two.txt").exists());
+    chat.pane.enter("y");
+    chat.pane.wait_for("Made two.").await;
+    chat.pane.wait_for_prompt().await;
+    assert_eq!(
+        std::fs::read_to_string(chat.work.path().join("two.txt")).unwrap(),
+        "two"
+    );
+    // Leaving read-only started checkpoints: the input can be undone.
+    chat.pane.enter("/undo");
+    chat.pane.wait_for("removed").await;
+    assert!(!chat.work.path().join("two.txt").exists());
+    // One conversation throughout: the last request holds both inputs.
+    let requests = chat.server.requests();
+    let texts = conversation(&requests.last().unwrap().json()).join("\n");
+    assert!(
+        texts.contains("make one") && texts.contains("make two"),
+        "{texts}"
+    );
+
+    chat.pane.enter("/sandbox");
+    let screen = chat.pane.wait_for("network: off").await;
+    assert!(
+        screen.contains("sandbox: workspace-write") && screen.contains("commands may write in:"),
+        "{screen}"
+    );
+    chat.pane.enter("/mcp");
+    let screen = chat.pane.wait_for("py__echo").await;
+    assert!(screen.contains("py: ready"), "{screen}");
+    assert!(screen.contains("broken: failed"), "{screen}");
+}

@@ -187,11 +187,9 @@ async fn a_line_typed_during_a_slow_reply_steers_the_agent() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_cancels_a_slow_reply_and_the_session_stays_usable() {
-    require_tmux!();
-    // Ten pieces 1.2 s apart, the first "A very": the nine others leave about ten seconds for
-    // Ctrl-C to cut the answer before its end shows.
+/// A chat whose first answer streams slowly, shown up to its first words: ten pieces 1.2 s
+/// apart, the first "A very", leave about ten seconds to cut it before its end shows.
+async fn chat_in_a_slow_first_answer() -> chat::Chat {
     let answer = message_shaped(
         &[text("A very slow answer that will never finish streaming here.")],
         Shape {
@@ -202,6 +200,32 @@ async fn ctrl_c_cancels_a_slow_reply_and_the_session_stays_usable() {
     let chat = start_chat(vec![slow(answer, 1_200), message(&[text("Second answer.")])], &[]).await;
     chat.pane.enter("first");
     chat.pane.wait_for("A very").await;
+    chat
+}
+
+/// Esc cancels as the peers' chats do, and never arms quitting: the next line goes straight on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_cancels_a_slow_reply_and_the_next_line_goes_on_at_once() {
+    require_tmux!();
+    let chat = chat_in_a_slow_first_answer().await;
+    chat.pane.press("Escape");
+    chat.pane.wait_for("cancelled").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    assert!(!screen.contains("never finish streaming here"), "{screen}");
+    chat.pane.press("Escape");
+    chat.pane.enter("second");
+    chat.pane.wait_for("Second answer.").await;
+    let screen = chat.pane.wait_for_prompt().await;
+    assert!(!screen.contains("chat exited"), "{screen}");
+    let requests = chat.server.requests();
+    let texts = conversation(&requests[1].json());
+    assert_eq!(texts.last().map(String::as_str), Some("second"), "{texts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_a_slow_reply_and_the_session_stays_usable() {
+    require_tmux!();
+    let chat = chat_in_a_slow_first_answer().await;
     chat.pane.press("C-c");
     chat.pane.wait_for("cancelled").await;
     let screen = chat.pane.wait_for_prompt().await;

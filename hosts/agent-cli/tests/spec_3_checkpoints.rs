@@ -261,6 +261,61 @@ async fn a_read_only_session_has_no_checkpoints_and_says_why() {
     session.close().await.unwrap();
 }
 
+/// The user changes the mode mid-session (the chat's `/approval`): leaving read-only lets
+/// commands run and starts checkpoints numbered by input; going back refuses again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_leaves_read_only_mode_and_goes_back_to_it() {
+    use agent_host::approval::ApprovalMode;
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let mut replies = calls_then_done(&[shell("t1", "printf one > one.txt")]);
+    replies.extend(calls_then_done(&[shell("t2", "printf two > two.txt")]));
+    replies.extend(calls_then_done(&[(
+        "t3",
+        "write_file",
+        json!({"file_path": "three.txt", "content": "3"}),
+    )]));
+    let llm = ScriptedServer::replying(replies).await;
+    let host = common::host_at(&llm).await;
+    let session = host
+        .open_session(SessionOptions {
+            config: Some(session_config("anthropic", "m")),
+            environment: Some(Arc::new(LocalEnvironment::new(w).unwrap())),
+            read_only: true,
+            ..SessionOptions::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(session.approval_mode().await, ApprovalMode::ReadOnly);
+    session.submit("input 1").await.unwrap();
+    assert!(!w.join("one.txt").exists());
+
+    session.set_approval_mode(ApprovalMode::Auto).await.unwrap();
+    assert_eq!(session.approval_mode().await, ApprovalMode::Auto);
+    session.submit("input 2").await.unwrap();
+    assert_eq!(std::fs::read(w.join("two.txt")).unwrap(), b"two");
+    let listed = session.checkpoints().await.unwrap();
+    let inputs: Vec<u32> = listed.iter().map(|c| c.input).collect();
+    assert_eq!(inputs, [2], "{listed:?}");
+
+    session.set_approval_mode(ApprovalMode::ReadOnly).await.unwrap();
+    session.submit("input 3").await.unwrap();
+    assert!(!w.join("three.txt").exists());
+    // The conversation went on through both moves: the last request holds every input.
+    let body = llm.requests().last().unwrap().body.clone();
+    for input in ["input 1", "input 2", "input 3"] {
+        assert!(body.contains(input), "{input} missing from {body}");
+    }
+    // Putting files back is a change too: refused until the mode allows changes.
+    let refused = session.restore(2).await.unwrap_err().to_string();
+    assert!(refused.contains("read-only mode"), "{refused}");
+    assert!(w.join("two.txt").exists());
+    session.set_approval_mode(ApprovalMode::Ask).await.unwrap();
+    let restored = session.restore(2).await.unwrap();
+    assert_eq!(restored.changes.removed, ["two.txt"]);
+    session.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undo_refuses_a_session_open_in_another_process_then_works_once_it_is_closed() {
     let state = tempfile::tempdir().unwrap();

@@ -299,7 +299,7 @@ async fn open(
     let environment = env_options.build().await?;
     let mut config = settings.session_config(&target);
     tighten_limits(&mut config.limits, &task.limits);
-    let host = crate::host_for(
+    let (host, _mcp) = crate::host_for(
         component,
         settings.endpoints.clone(),
         policy,

@@ -6,12 +6,14 @@
 
 use super::file_changes::FileChanges;
 use agent_host::Environment;
+use agent_host::approval::ApprovalMode;
 use agent_host::embed::{
     Error, Event, Events, Host, Outcome, ResumeOptions, Session, SessionHandle, SessionOptions,
 };
 use agent_host::persist::{SessionStore, StoredSession};
 use agent_protocol::{ReasoningEffort, SessionConfig, SessionState};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
@@ -25,6 +27,13 @@ pub enum AgentWake {
     Event(Event),
     /// The input returned (`None`: its task panicked).
     Finished(Option<SubmitResult>),
+}
+
+/// The chat's approval mode, and the switch of the read-only wrapper around what the chat
+/// runs itself (`!command`, plugins); the session has its own, which follows the same mode.
+pub struct Mode {
+    pub approval: ApprovalMode,
+    pub read_only: Arc<AtomicBool>,
 }
 
 /// How an input ended.
@@ -52,6 +61,7 @@ pub struct Agent {
     events_open: bool,
     /// Told of each new session, whose file changes the chat shows.
     changes: Arc<FileChanges>,
+    mode: Mode,
 }
 
 impl Agent {
@@ -62,6 +72,7 @@ impl Agent {
         store: Option<SessionStore>,
         changes: Arc<FileChanges>,
         resume: Option<&StoredSession>,
+        mode: Mode,
     ) -> Result<Self, Error> {
         let session = match resume {
             None => open(&host, &env, &config, store.as_ref()).await?,
@@ -87,7 +98,29 @@ impl Agent {
             running: None,
             events_open: true,
             changes,
+            mode,
         })
+    }
+
+    pub fn approval(&self) -> ApprovalMode {
+        self.mode.approval
+    }
+
+    /// Approves the session's later calls in `mode` (the conversation goes on in a fresh
+    /// instance; "always" answers are forgotten).
+    pub async fn set_approval(&mut self, mode: ApprovalMode) -> Result<(), Error> {
+        // The chat's wrapper first: the session, leaving read-only, opens its checkpoints
+        // through it, which finds no workspace while it still refuses.
+        let before = self
+            .mode
+            .read_only
+            .swap(mode == ApprovalMode::ReadOnly, Ordering::SeqCst);
+        if let Err(error) = self.session.set_approval_mode(mode).await {
+            self.mode.read_only.store(before, Ordering::SeqCst);
+            return Err(error);
+        }
+        self.mode.approval = mode;
+        Ok(())
     }
 
     /// Whether the session is saved (and can be resumed).
@@ -241,6 +274,13 @@ impl Agent {
         let mut config = self.config.clone();
         config.session_id = None;
         let session = open(&self.host, &self.env, &config, self.store.as_ref()).await?;
+        // The host opens sessions in the mode the chat started in.
+        if session.approval_mode().await != self.mode.approval
+            && let Err(error) = session.set_approval_mode(self.mode.approval).await
+        {
+            let _ = session.close().await;
+            return Err(error);
+        }
         self.changes.follow_session(session.id());
         let _ = self.session.close().await;
         self.events = session.events();

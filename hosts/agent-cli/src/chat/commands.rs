@@ -2,6 +2,7 @@
 
 use super::agent::Agent;
 use super::style::Palette;
+use agent_host::approval::ApprovalMode;
 use agent_protocol::ReasoningEffort;
 
 /// A line that starts with `/`, parsed.
@@ -31,11 +32,17 @@ pub enum SlashCommand {
     Sessions,
     /// Asks the agent to write an AGENTS.md for the repository.
     Init,
+    /// Show the approval mode, or change it for the rest of the session.
+    Approval(Option<ApprovalMode>),
+    /// How commands are confined.
+    Sandbox,
+    /// The MCP servers, their state and their tools.
+    Mcp,
     Quit,
 }
 
 /// Each command with its one-line description, for `/help` and for mistakes.
-pub const COMMANDS: [(&str, &str); 14] = [
+pub const COMMANDS: [(&str, &str); 17] = [
     ("/help", "list these commands"),
     (
         "/model [NAME]",
@@ -75,6 +82,18 @@ pub const COMMANDS: [(&str, &str); 14] = [
     (
         "/init",
         "ask the agent to write an AGENTS.md describing this repository",
+    ),
+    (
+        "/approval [auto|ask|read-only]",
+        "show the approval mode, or change it for the rest of this session",
+    ),
+    (
+        "/sandbox",
+        "how commands are confined: where they may write, what they may not read, the network",
+    ),
+    (
+        "/mcp",
+        "the MCP servers, whether each runs, and the tools it offers",
     ),
     (
         "/quit",
@@ -131,6 +150,13 @@ pub fn parse(line: &str) -> Result<SlashCommand, String> {
         "/expand" => no_argument(SlashCommand::Expand),
         "/sessions" => no_argument(SlashCommand::Sessions),
         "/init" => no_argument(SlashCommand::Init),
+        "/approval" | "/approvals" => match argument.map(str::parse::<ApprovalMode>) {
+            None => Ok(SlashCommand::Approval(None)),
+            Some(Ok(mode)) => Ok(SlashCommand::Approval(Some(mode))),
+            Some(Err(message)) => Err(message),
+        },
+        "/sandbox" => no_argument(SlashCommand::Sandbox),
+        "/mcp" => no_argument(SlashCommand::Mcp),
         "/quit" | "/exit" | "/q" => no_argument(SlashCommand::Quit),
         other => Err(format!("unknown command {other}\n{}", help())),
     };
@@ -160,6 +186,10 @@ pub fn is_builtin(name: &str) -> bool {
             | "expand"
             | "sessions"
             | "init"
+            | "approval"
+            | "approvals"
+            | "sandbox"
+            | "mcp"
             | "quit"
             | "exit"
             | "q"
@@ -189,7 +219,7 @@ pub fn help() -> String {
     text.push_str(
         "\nkeys: Enter sends; Alt-Enter, Ctrl-J or \\ then Enter start a new line\n      \
          a line typed while the agent works steers it\n      \
-         Ctrl-C cancels the current input (twice quits); Ctrl-D quits\n      \
+         Esc or Ctrl-C cancels the current input (Ctrl-C twice quits); Ctrl-D quits\n      \
          Up/Down browse earlier inputs (saved across chats); Ctrl-R searches them\n      \
          Tab completes commands and paths; Ctrl-G edits the input in $EDITOR; Ctrl-O shows the last output\n\
          input: @path attaches a file; !command runs it in the sandbox (its output goes with the next input)\n      \
@@ -209,7 +239,14 @@ pub async fn apply(command: SlashCommand, agent: &mut Agent, p: &Palette) -> Str
         | SlashCommand::Diff
         | SlashCommand::Expand
         | SlashCommand::Sessions
-        | SlashCommand::Init => String::new(),
+        | SlashCommand::Init
+        | SlashCommand::Approval(None)
+        | SlashCommand::Sandbox
+        | SlashCommand::Mcp => String::new(),
+        SlashCommand::Approval(Some(mode)) => match agent.set_approval(mode).await {
+            Ok(()) => format!("approval: {mode} from the next call ({})", approval_meaning(mode)),
+            Err(e) => p.red(&format!("error: cannot change the approval mode: {e:#}")),
+        },
         SlashCommand::Model(None) => {
             let config = agent.config();
             format!("model: {} (provider {})", config.model, config.endpoint)
@@ -266,6 +303,15 @@ fn restored(
     }
 }
 
+/// What a mode does, in a few words.
+pub fn approval_meaning(mode: ApprovalMode) -> &'static str {
+    match mode {
+        ApprovalMode::Auto => "writes and commands run without asking; dangerous commands are asked about",
+        ApprovalMode::Ask => "you are asked before each write and command",
+        ApprovalMode::ReadOnly => "only reading: writes and commands are refused",
+    }
+}
+
 /// The effort as the user types it.
 pub fn effort_name(effort: Option<ReasoningEffort>) -> &'static str {
     match effort {
@@ -300,6 +346,13 @@ mod tests {
         assert_eq!(parse("/rewind 2"), Ok(SlashCommand::Rewind(Some(2))));
         assert_eq!(parse("/status"), Ok(SlashCommand::Status));
         assert_eq!(parse("/diff"), Ok(SlashCommand::Diff));
+        assert_eq!(parse("/approval"), Ok(SlashCommand::Approval(None)));
+        assert_eq!(
+            parse("/approval read-only"),
+            Ok(SlashCommand::Approval(Some(ApprovalMode::ReadOnly)))
+        );
+        assert_eq!(parse("/sandbox"), Ok(SlashCommand::Sandbox));
+        assert_eq!(parse("/mcp"), Ok(SlashCommand::Mcp));
         for name in names() {
             assert!(is_builtin(&name), "{name}");
         }
@@ -317,6 +370,11 @@ mod tests {
         assert!(parse("/reset now").unwrap_err().contains("takes no argument"));
         assert!(parse("/model a b").unwrap_err().contains("too many"));
         assert!(parse("/undo 2").unwrap_err().contains("takes no argument"));
+        assert!(
+            parse("/approval never")
+                .unwrap_err()
+                .contains("use auto, ask or read-only")
+        );
         for bad in ["/rewind 0", "/rewind two", "/rewind -1"] {
             assert!(
                 parse(bad).unwrap_err().contains("input number (1 or more)"),

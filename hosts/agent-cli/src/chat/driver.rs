@@ -38,7 +38,7 @@ enum Wake {
 }
 
 /// Where the chat's input comes from: what the user types, and the approval policy's
-/// questions (none in read-only mode).
+/// questions (read-only mode asks none).
 pub struct Channels {
     pub inputs: mpsc::UnboundedReceiver<Input>,
     pub input_control: InputControl,
@@ -72,6 +72,10 @@ pub struct Driver {
     quit_when_idle: bool,
     /// `/NAME [arguments]` sends a custom command's prompt.
     pub custom_commands: Vec<CustomCommand>,
+    /// The commands' sandbox (`None`: danger-full-access or remote), for `/sandbox`.
+    pub sandbox_rules: Option<std::sync::Arc<agent_host::sandbox::Sandbox>>,
+    /// The MCP servers as they started, for `/mcp`.
+    pub mcp: crate::McpServers,
 }
 
 impl Driver {
@@ -103,6 +107,8 @@ impl Driver {
             last_interrupt: None,
             queued: VecDeque::new(),
             custom_commands: Vec::new(),
+            sandbox_rules: None,
+            mcp: None,
             quit_when_idle: false,
         }
     }
@@ -254,6 +260,14 @@ impl Driver {
                 EditorAction::Edited => Flow::Continue,
                 EditorAction::Submit(line) => self.on_line(line).await,
                 EditorAction::Interrupt => self.on_interrupt(),
+                EditorAction::Escape => {
+                    // Only a cancel: unlike Ctrl-C, Esc never arms quitting.
+                    if self.agent.is_busy() {
+                        self.agent.control().cancel();
+                        self.screen.line(&self.palette.dim("cancelling…"));
+                    }
+                    Flow::Continue
+                }
                 EditorAction::EndOfInput => Flow::Quit,
                 EditorAction::ClearScreen => {
                     self.screen.clear_all();

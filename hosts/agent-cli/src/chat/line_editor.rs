@@ -28,6 +28,8 @@ pub enum EditorAction {
     Submit(String),
     /// Ctrl-C.
     Interrupt,
+    /// Esc (outside a Ctrl-R search): stops the agent's work, as in the peers' chats.
+    Escape,
     /// Ctrl-D on an empty input.
     EndOfInput,
     /// Ctrl-L.
@@ -178,6 +180,7 @@ impl LineEditor {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Char('c') if ctrl => return EditorAction::Interrupt,
+            KeyCode::Esc => return EditorAction::Escape,
             KeyCode::Char('d') if ctrl => {
                 if self.text.is_empty() {
                     return EditorAction::EndOfInput;

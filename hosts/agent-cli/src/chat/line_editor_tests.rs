@@ -172,6 +172,7 @@ fn tab_asks_to_complete_the_word_or_the_at_path_before_the_cursor() {
 fn control_keys_interrupt_end_input_and_kill() {
     let mut editor = LineEditor::default();
     assert_eq!(editor.handle(ctrl('c')), EditorAction::Interrupt);
+    assert_eq!(editor.handle(key(KeyCode::Esc)), EditorAction::Escape);
     assert_eq!(editor.handle(ctrl('d')), EditorAction::EndOfInput);
     typed(&mut editor, "abc def");
     editor.handle(ctrl('a'));

@@ -20,6 +20,7 @@ mod external;
 mod file_changes;
 mod history;
 mod input;
+mod inspect;
 mod line_editor;
 mod notify;
 mod reentry;
@@ -140,6 +141,10 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
         store,
         prepared.changes.clone(),
         resumed.as_ref(),
+        agent::Mode {
+            approval: prepared.approval,
+            read_only: prepared.read_only.clone(),
+        },
     )
     .await
     {
@@ -179,9 +184,11 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
         )));
     }
     if interactive {
-        screen.line(&palette.dim(
-            "/help for commands · typing while the agent works steers it · Ctrl-C cancels · Ctrl-D quits",
-        ));
+        screen.line(
+            &palette.dim(
+                "/help for commands · typing while the agent works steers it · Esc cancels · Ctrl-D quits",
+            ),
+        );
     }
     let bar = status_bar::StatusBar::new(&config, prepared.approval.to_string(), prepared.sandbox.clone());
     let view = view::ChatView::new(palette, prepared.changes, working_dir, bar, interactive);
@@ -189,7 +196,7 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
     let channels = driver::Channels {
         inputs,
         input_control,
-        questions: prepared.questions,
+        questions: Some(prepared.questions),
     };
     let history = match (&store_dir, interactive) {
         (Some(dir), true) => history::History::load(dir.join(history::FILE_NAME)),
@@ -206,6 +213,8 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
         editor,
     );
     driver.custom_commands = custom;
+    driver.sandbox_rules = prepared.sandbox_rules;
+    driver.mcp = prepared.mcp;
     let (stopped, session_id) = driver.run().await;
     drop(raw);
     if saved {

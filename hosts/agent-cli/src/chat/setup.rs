@@ -10,8 +10,10 @@ use crate::exit;
 use agent_host::Environment;
 use agent_host::approval::{ApprovalMode, ApprovalPrompt};
 use agent_host::embed::Host;
+use agent_host::environments::policy::ReadOnly;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use tokio::sync::mpsc;
 
 /// A failure before the chat starts: the exit code and the message.
@@ -22,12 +24,18 @@ pub struct Prepared {
     pub config: agent_protocol::SessionConfig,
     pub env: Arc<dyn Environment>,
     pub changes: Arc<FileChanges>,
-    /// Questions of the approval policy (`None` in read-only mode, where nothing is asked).
-    pub questions: Option<mpsc::UnboundedReceiver<PendingQuestion>>,
-    /// The approval mode, for the banner.
+    /// Questions of the approval policy (read-only mode asks none).
+    pub questions: mpsc::UnboundedReceiver<PendingQuestion>,
+    /// The approval mode at the start.
     pub approval: ApprovalMode,
+    /// Whether `env` refuses changes: on while the mode is read-only.
+    pub read_only: Arc<AtomicBool>,
     /// How commands are confined, for the banner.
     pub sandbox: String,
+    /// The sandbox itself (`None`: danger-full-access, or a remote workspace), for `/sandbox`.
+    pub sandbox_rules: Option<Arc<agent_host::sandbox::Sandbox>>,
+    /// The MCP servers as they started, for `/mcp`.
+    pub mcp: crate::McpServers,
     /// What to check when the endpoint rejects the credentials.
     pub credential_hint: Option<String>,
 }
@@ -50,29 +58,36 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         )
     });
     let mut env_options = settings.env_options(args.env.clone());
-    // Questions are asked in the chat in every mode but read-only (dangerous commands are
-    // always asked about); the prompt then answers for them instead of the command guard.
-    let approval = settings.approval.value;
-    let (prompt, questions) = match approval {
-        ApprovalMode::ReadOnly => (None, None),
-        _ => {
-            let (prompt, questions) = chat_prompt();
-            (Some(prompt as Arc<dyn ApprovalPrompt>), Some(questions))
-        }
+    // Read-only is the session's mode, which `/approval` may change: the session's own
+    // read-only wrapper follows it, where the options' wrapper could never be lifted.
+    let approval = match env_options.read_only {
+        true => ApprovalMode::ReadOnly,
+        false => settings.approval.value,
     };
+    env_options.read_only = false;
+    // Questions are asked in the chat (dangerous commands in every mode but read-only, where
+    // no command runs); the prompt answers for them instead of the command guard.
+    let (prompt, questions) = chat_prompt();
     let allow_dangerous = env_options.allow_dangerous_commands;
-    env_options.allow_dangerous_commands |= prompt.is_some();
+    env_options.allow_dangerous_commands = true;
     let changes = Arc::new(FileChanges::default());
     let observed = changes.clone();
     let policy = settings
-        .approval_policy(prompt, allow_dangerous)
+        .approval_policy(Some(prompt as Arc<dyn ApprovalPrompt>), allow_dangerous)
         .with_call_observer(Arc::new(move |call| {
             observed.call_started(&call.session_id, &call.call_id)
         }));
+    let policy = match policy.mode() == approval {
+        true => policy,
+        false => policy.with_mode(approval),
+    };
     let env = env_options.build().await.map_err(usage)?;
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
+    // What the chat itself runs (`!command`, plugins) follows the mode too.
+    let read_only = Arc::new(AtomicBool::new(approval == ApprovalMode::ReadOnly));
+    let env: Arc<dyn Environment> = Arc::new(ReadOnly::switchable(env, read_only.clone()));
     let mut config = settings.session_config(&target);
-    let host = crate::host_for(
+    let (host, mcp) = crate::host_for(
         component,
         endpoints,
         policy,
@@ -88,7 +103,10 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         changes,
         questions,
         approval,
+        read_only,
         sandbox: env_options.sandbox_summary(),
+        sandbox_rules: env_options.made_sandbox.get().cloned().flatten(),
+        mcp,
         credential_hint,
     })
 }

@@ -6,6 +6,7 @@ use super::compose::{self, Completion};
 use super::driver::{Driver, Flow, one_line};
 use super::external;
 use super::input::Input;
+use super::inspect;
 use super::tool_lines::folded_output;
 use agent_host::protocol::ToolCategory;
 use crossterm::event::{KeyCode, KeyModifiers};
@@ -56,6 +57,15 @@ impl Driver {
             SlashCommand::Cost => self.screen.line(&self.view.bar.usage_text()),
             SlashCommand::Expand => self.expand().await,
             SlashCommand::Sessions => self.sessions(),
+            SlashCommand::Approval(None) => self.screen.line(&inspect::approval_text(self.agent.approval())),
+            SlashCommand::Sandbox => {
+                let text = inspect::sandbox_text(&self.view.bar.sandbox, self.sandbox_rules.as_deref());
+                self.screen.line(&text);
+            }
+            SlashCommand::Mcp => {
+                let text = inspect::mcp_text(self.mcp.as_deref()).await;
+                self.screen.line(&text);
+            }
             _ if self.agent.is_busy() => self.screen.line(
                 &p.yellow("the agent is working: wait for it (or press Ctrl-C to cancel), then try again"),
             ),
@@ -69,6 +79,7 @@ impl Driver {
                     self.view.bar.reset();
                 }
                 self.view.bar.follow(self.agent.config());
+                self.view.bar.approval = self.agent.approval().to_string();
             }
         }
         Flow::Continue

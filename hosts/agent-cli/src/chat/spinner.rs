@@ -14,7 +14,7 @@ pub fn status_line(label: &str, phase: Duration, busy: Duration, palette: &Palet
         "{} {label} {}  {}",
         palette.cyan(frame),
         palette.dim(&format!("{}s", phase.as_secs())),
-        palette.dim("(Ctrl-C to cancel)")
+        palette.dim("(Esc or Ctrl-C to cancel)")
     )
 }
 
@@ -30,6 +30,6 @@ mod tests {
             Duration::from_millis(80),
             &Palette::plain(),
         );
-        assert_eq!(line, "⠙ shell cargo test 12s  (Ctrl-C to cancel)");
+        assert_eq!(line, "⠙ shell cargo test 12s  (Esc or Ctrl-C to cancel)");
     }
 }

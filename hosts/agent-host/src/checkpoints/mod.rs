@@ -188,11 +188,12 @@ impl Checkpoints {
 
     /// Checkpoints for a session that is not saved, in a temporary folder in `state_dir`
     /// (agent-host's own, which sandboxed commands cannot read, unlike `/tmp`), removed
-    /// with them.
+    /// with them; numbered after `inputs_so_far`, as [`Checkpoints::open`].
     pub fn temporary(
         workspace: &Path,
         state_dir: &Path,
         excluded: Vec<PathBuf>,
+        inputs_so_far: u32,
     ) -> Result<Self, CheckpointError> {
         let parent = state_dir.join("checkpoints-unsaved");
         crate::private_files::create_private_dir(&parent)
@@ -204,6 +205,12 @@ impl Checkpoints {
         let dir = temporary.path().to_path_buf();
         let mut checkpoints = Self::new(dir.clone(), workspace, dir, Some(temporary))?;
         checkpoints.excluded.extend(excluded.into_iter().map(canonical));
+        if inputs_so_far > 0 {
+            checkpoints.save(&Index {
+                next_input: inputs_so_far + 1,
+                ..Index::default()
+            })?;
+        }
         Ok(checkpoints)
     }
 

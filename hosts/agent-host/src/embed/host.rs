@@ -2,7 +2,7 @@
 //! resumes [`Session`]s.
 
 use super::error::Error;
-use super::journaled::{Journaled, ResumeOverrides};
+use super::journaled::{Journaled, ResumeOverrides, SessionEnvironment};
 use super::session::{Session, SessionOptions};
 use crate::approval::ApprovalPolicy;
 use crate::compile_cache::default_cache_dir;
@@ -158,7 +158,9 @@ impl Host {
     /// `SESSION_START` (see [`Session::events`]).
     pub async fn open_session(&self, options: SessionOptions) -> Result<Session, Error> {
         let read_only = options.read_only || self.runtime.read_only();
-        let env = environment_for(options.environment.clone(), &options.workspace, read_only).await?;
+        let base = environment_for(options.environment.clone(), &options.workspace).await?;
+        let session_env = SessionEnvironment::new(base, read_only);
+        let env = session_env.env.clone();
         let mut endpoints = self.http.endpoints().clone();
         let replay = match &options.replay {
             Some(path) => {
@@ -193,7 +195,8 @@ impl Host {
             runtime.set_transport(LlmTransport::Recording(recording));
         }
         self.offer_tools(&mut runtime, &config, env.clone()).await?;
-        let (session, events) = Journaled::start(&runtime, config, env, options.store.as_ref()).await?;
+        let (session, events) =
+            Journaled::start(&runtime, config, session_env, options.store.as_ref()).await?;
         Ok(Session::new(session, events))
     }
 
@@ -207,17 +210,20 @@ impl Host {
     ) -> Result<Session, Error> {
         let read_only = options.read_only || self.runtime.read_only();
         let workspace = PathBuf::from(&stored.meta.workspace);
-        let env = environment_for(options.environment, &workspace, read_only).await?;
+        let session_env =
+            SessionEnvironment::new(environment_for(options.environment, &workspace).await?, read_only);
         let mut runtime = self.runtime.clone();
         runtime.set_read_only(read_only);
         if let Some(config) = &options.config {
-            self.offer_tools(&mut runtime, config, env.clone()).await?;
+            self.offer_tools(&mut runtime, config, session_env.env.clone())
+                .await?;
         }
         let overrides = ResumeOverrides {
             model: options.model,
             more_turns: options.more_turns,
         };
-        let (session, events) = Journaled::resume(&runtime, stored, env, options.config, &overrides).await?;
+        let (session, events) =
+            Journaled::resume(&runtime, stored, session_env, options.config, &overrides).await?;
         Ok(Session::new(session, events))
     }
 
@@ -354,14 +360,11 @@ fn profile_tool_names(description: &serde_json::Value) -> Vec<String> {
 async fn environment_for(
     given: Option<Arc<dyn Environment>>,
     workspace: &Path,
-    read_only: bool,
 ) -> Result<Arc<dyn Environment>, Error> {
     match given {
-        Some(env) if read_only => Ok(Arc::new(ReadOnly::new(env))),
         Some(env) => Ok(env),
         None => EnvOptions {
             cwd: Some(workspace.to_path_buf()),
-            read_only,
             ..EnvOptions::default()
         }
         .build()
@@ -378,14 +381,14 @@ mod tests {
     use agent_protocol::ports::{FsError, SpawnError, SpawnRequest};
 
     /// The approval policy refuses writes and commands first; this is the second line, for
-    /// any call that reaches the environment.
+    /// any call that reaches the environment, and it follows the session's mode.
     #[tokio::test]
-    async fn read_only_wraps_an_environment_the_caller_hands_in() {
+    async fn read_only_wraps_an_environment_the_caller_hands_in_while_the_mode_says_so() {
         let work = tempfile::tempdir().unwrap();
         let given: Arc<dyn Environment> = Arc::new(LocalEnvironment::new(work.path()).unwrap());
-        let env = environment_for(Some(given.clone()), work.path(), true)
-            .await
-            .unwrap();
+        let session_env =
+            SessionEnvironment::new(environment_for(Some(given), work.path()).await.unwrap(), true);
+        let env = session_env.env.clone();
         assert!(matches!(
             env.write_file("planted.txt", b"x").await,
             Err(FsError::Denied(m)) if m.contains("read-only")
@@ -399,9 +402,11 @@ mod tests {
         assert!(matches!(env.spawn(request).await, Err(SpawnError::Denied(_))));
         assert!(!work.path().join("planted.txt").exists());
         assert!(!work.path().join("ran.txt").exists());
+        assert_eq!(env.local_workspace(), None);
 
-        let env = environment_for(Some(given), work.path(), false).await.unwrap();
+        session_env.set_read_only(false);
         env.write_file("written.txt", b"x").await.unwrap();
         assert!(work.path().join("written.txt").exists());
+        assert!(env.local_workspace().is_some());
     }
 }

@@ -4,8 +4,10 @@
 //! how a session is resumed).
 
 use super::error::Error;
+use crate::approval::ApprovalMode;
 use crate::checkpoints::{Checkpoint, Checkpoints, FileDiff, Restored};
 use crate::environments::environment::Environment;
+use crate::environments::policy::ReadOnly;
 use crate::persist::host_event;
 use crate::persist::journal::{Journal, JournalSink, Pump, lock};
 use crate::persist::log::{EventLog, JsonLog};
@@ -19,8 +21,31 @@ use agent_protocol::{
     SubmitOutcome, Warning,
 };
 use anyhow::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
+
+/// A session's environment behind the read-only wrapper that follows its approval mode.
+#[derive(Clone)]
+pub(crate) struct SessionEnvironment {
+    pub env: Arc<dyn Environment>,
+    read_only: Arc<AtomicBool>,
+}
+
+impl SessionEnvironment {
+    pub fn new(base: Arc<dyn Environment>, read_only: bool) -> Self {
+        let switch = Arc::new(AtomicBool::new(read_only));
+        Self {
+            env: Arc::new(ReadOnly::switchable(base, switch.clone())),
+            read_only: switch,
+        }
+    }
+
+    #[cfg(test)]
+    pub fn set_read_only(&self, read_only: bool) {
+        self.read_only.store(read_only, Ordering::SeqCst);
+    }
+}
 
 /// Changes a resumed session takes on.
 #[derive(Debug, Clone, Default)]
@@ -43,8 +68,12 @@ pub(crate) struct Journaled {
     pump: Pump,
     out: mpsc::UnboundedSender<AgentEvent>,
     /// The workspace recorded before each input (`None`: not a local workspace, or
-    /// read-only).
+    /// read-only so far).
     checkpoints: Option<Arc<Checkpoints>>,
+    /// Whether the environment refuses changes now (the approval mode is read-only).
+    read_only: Arc<AtomicBool>,
+    /// Inputs so far (saved ones included), which numbers checkpoints opened later.
+    inputs: u32,
 }
 
 impl Journaled {
@@ -52,9 +81,10 @@ impl Journaled {
     pub async fn start(
         runtime: &AgentRuntime,
         config: SessionConfig,
-        env: Arc<dyn Environment>,
+        session_env: SessionEnvironment,
         store: Option<&SessionStore>,
     ) -> Result<(Self, mpsc::UnboundedReceiver<AgentEvent>), Error> {
+        let env = session_env.env.clone();
         let subagent_config = Some(config.clone());
         // The journal exists before the instance, which records into it from its first call.
         let journal = Arc::new(Mutex::new(Journal::new(
@@ -83,12 +113,12 @@ impl Journaled {
         let checkpoints = checkpoints_for(runtime, env.as_ref(), session_dir.as_deref(), 0);
         Ok(Self::assemble(
             runtime,
-            env,
+            session_env,
             subagent_config,
             session,
             events,
             journal,
-            checkpoints,
+            (checkpoints, 0),
         ))
     }
 
@@ -99,10 +129,11 @@ impl Journaled {
     pub async fn resume(
         runtime: &AgentRuntime,
         stored: &StoredSession,
-        env: Arc<dyn Environment>,
+        session_env: SessionEnvironment,
         subagent_config: Option<SessionConfig>,
         overrides: &ResumeOverrides,
     ) -> Result<(Self, mpsc::UnboundedReceiver<AgentEvent>), Error> {
+        let env = session_env.env.clone();
         let files = SessionFiles {
             dir: stored.dir.clone(),
         };
@@ -146,36 +177,38 @@ impl Journaled {
         let checkpoints = checkpoints_for(runtime, env.as_ref(), Some(&stored.dir), inputs);
         Ok(Self::assemble(
             runtime,
-            env,
+            session_env,
             subagent_config,
             session,
             events,
             journal,
-            checkpoints,
+            (checkpoints, inputs),
         ))
     }
 
     fn assemble(
         runtime: &AgentRuntime,
-        env: Arc<dyn Environment>,
+        session_env: SessionEnvironment,
         subagent_config: Option<SessionConfig>,
         session: AgentSession,
         events: mpsc::UnboundedReceiver<AgentEvent>,
         journal: Arc<Mutex<Journal>>,
-        checkpoints: Option<Checkpoints>,
+        (checkpoints, inputs): (Option<Checkpoints>, u32),
     ) -> (Self, mpsc::UnboundedReceiver<AgentEvent>) {
         let (out, receiver) = mpsc::unbounded_channel();
         lock(&journal).out = Some(out.clone());
         let pump = Pump::spawn(events, journal.clone(), out.clone());
         let session = Self {
             runtime: runtime.clone(),
-            env,
+            env: session_env.env,
             subagent_config,
             session,
             journal,
             pump,
             out,
             checkpoints: checkpoints.map(Arc::new),
+            read_only: session_env.read_only,
+            inputs,
         };
         (session, receiver)
     }
@@ -198,6 +231,7 @@ impl Journaled {
     /// trap is recovered once (module documentation of `persist`); the outer error is a
     /// trap that recurred, or one the session could not be restored after.
     pub async fn submit(&mut self, input: &str) -> anyhow::Result<Result<SubmitOutcome, AgentError>> {
+        self.inputs = self.inputs.saturating_add(1);
         let note = self.record_checkpoint(input).await;
         let noted;
         let input = match note {
@@ -273,6 +307,36 @@ impl Journaled {
     /// with a snapshot, so a later `resume` uses it too.
     pub async fn switch_model(&mut self, model: &str) -> anyhow::Result<()> {
         self.reinstantiate(Some(model), Source::Instance).await
+    }
+
+    pub fn approval_mode(&self) -> ApprovalMode {
+        self.runtime.approval_mode()
+    }
+
+    /// Approves later calls in `mode`: the conversation moves to a fresh instance with the
+    /// policy in that mode (like [`switch_model`](Self::switch_model); "always" answers are
+    /// forgotten), the environment refuses changes exactly while the mode is read-only, and
+    /// checkpoints start once changes are possible. Nothing changes when the move fails.
+    pub async fn set_approval_mode(&mut self, mode: ApprovalMode) -> anyhow::Result<()> {
+        let before = self.runtime.approval_mode();
+        if before == mode {
+            return Ok(());
+        }
+        self.runtime.set_approval_mode(mode);
+        self.read_only
+            .store(mode == ApprovalMode::ReadOnly, Ordering::SeqCst);
+        if let Err(error) = self.reinstantiate(None, Source::Instance).await {
+            self.runtime.set_approval_mode(before);
+            self.read_only
+                .store(before == ApprovalMode::ReadOnly, Ordering::SeqCst);
+            return Err(error);
+        }
+        if self.checkpoints.is_none() && mode != ApprovalMode::ReadOnly {
+            let dir = self.dir();
+            self.checkpoints =
+                checkpoints_for(&self.runtime, self.env.as_ref(), dir.as_deref(), self.inputs).map(Arc::new);
+        }
+        Ok(())
     }
 
     /// Moves the conversation to a fresh instance resumed from `from`.
@@ -381,6 +445,13 @@ impl Journaled {
     /// told with the next input. `None` without checkpoints.
     pub async fn restore(&mut self, input: Option<u32>) -> Option<anyhow::Result<Restored>> {
         let checkpoints = self.checkpoints.clone()?;
+        // A restore writes the workspace, which read-only mode promises nothing does.
+        if self.read_only.load(Ordering::SeqCst) {
+            return Some(Err(anyhow::anyhow!(
+                "the session is in read-only mode, and putting files back would change them: \
+                 change the approval mode first"
+            )));
+        }
         Some(blocking(move || checkpoints.restore(input)).await)
     }
 
@@ -455,7 +526,7 @@ fn checkpoints_for(
     let excluded = env.checkpoint_exclusions();
     let opened = match (session_dir, crate::persist::default_state_dir()) {
         (Some(dir), _) => Checkpoints::open(dir, &workspace, inputs_so_far, Some(excluded)),
-        (None, Some(state_dir)) => Checkpoints::temporary(&workspace, &state_dir, excluded),
+        (None, Some(state_dir)) => Checkpoints::temporary(&workspace, &state_dir, excluded, inputs_so_far),
         (None, None) => return None,
     };
     opened

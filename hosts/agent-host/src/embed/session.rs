@@ -340,6 +340,25 @@ impl Session {
             .map_err(Error::trap)
     }
 
+    /// How the session's tool calls are approved now.
+    pub async fn approval_mode(&self) -> crate::approval::ApprovalMode {
+        self.inner.lock().await.approval_mode()
+    }
+
+    /// Approves later tool calls in `mode` (the user changed it, as with the chat's
+    /// `/approval`): read-only refuses changes and commands from the next call on, and
+    /// leaving it lifts that (checkpoints start then). The conversation moves to a fresh
+    /// instance, as for [`Session::switch_model`], which forgets "always" answers. Not
+    /// saved: a resumed session takes the mode its host is given.
+    pub async fn set_approval_mode(&self, mode: crate::approval::ApprovalMode) -> Result<(), Error> {
+        self.inner
+            .lock()
+            .await
+            .set_approval_mode(mode)
+            .await
+            .map_err(Error::trap)
+    }
+
     /// Replaces the instance by a fresh one resumed from the journal, e.g. after
     /// [`Error::Trap`]; reported as a `WARNING` event naming `cause`.
     pub async fn restart(&self, cause: &str) -> Result<(), Error> {

@@ -72,6 +72,20 @@ impl AgentRuntime {
         }
     }
 
+    /// Sessions started after this approve calls in `mode`, with the same prompt, hooks and
+    /// rule for dangerous commands (and fresh memory of "always" answers). Unlike
+    /// [`AgentRuntime::set_read_only`] it may lift read-only: for the session whose user
+    /// changes its mode (see [`crate::embed::Session::set_approval_mode`]).
+    pub fn set_approval_mode(&mut self, mode: ApprovalMode) {
+        if self.approvals.mode() != mode {
+            self.approvals = Arc::new(self.approvals.with_mode(mode));
+        }
+    }
+
+    pub fn approval_mode(&self) -> ApprovalMode {
+        self.approvals.mode()
+    }
+
     /// Whether sessions started after this are read-only.
     pub fn read_only(&self) -> bool {
         self.approvals.mode() == ApprovalMode::ReadOnly

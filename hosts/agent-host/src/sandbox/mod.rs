@@ -289,6 +289,16 @@ impl Sandbox {
         self.mode
     }
 
+    /// Where commands may write besides their private temporary directory (canonical; none
+    /// in `read-only`).
+    pub fn writable_roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    pub fn network(&self) -> bool {
+        self.network
+    }
+
     /// The private temporary directory commands get as `TMPDIR`.
     pub fn temp_dir(&self) -> &Path {
         self.temp.path()
