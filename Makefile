@@ -83,6 +83,7 @@ test-rust: component plugins
 	scripts/ensure-sshd.sh
 	scripts/ensure-tmux.sh
 	scripts/ensure-mcp-test-servers.sh
+	scripts/ensure-acp-test-client.sh
 	scripts/ensure-redis.sh
 	cargo test --locked --workspace
 

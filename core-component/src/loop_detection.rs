@@ -51,8 +51,9 @@ impl LoopDetector {
     }
 }
 
-/// The signature of a call: its name and arguments. `serde_json` keeps object keys sorted,
-/// so the same arguments in another key order give the same signature.
+/// The signature of a call: its name and arguments, their object keys taken in sorted order
+/// so the same arguments in another key order give the same signature (whether or not a
+/// build keeps serde_json's maps in insertion order).
 fn signature(name: &str, arguments: &Value) -> u64 {
     // FNV-1a: stable across runs and platforms, so snapshots stay comparable.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -64,8 +65,40 @@ fn signature(name: &str, arguments: &Value) -> u64 {
     };
     feed(name.as_bytes());
     feed(&[0]);
-    feed(arguments.to_string().as_bytes());
+    feed_canonical(arguments, &mut feed);
     hash
+}
+
+/// `value` as compact JSON with every object's keys sorted: the text serde_json writes when
+/// its maps are sorted.
+fn feed_canonical(value: &Value, feed: &mut impl FnMut(&[u8])) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            feed(b"{");
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    feed(b",");
+                }
+                feed(Value::String(key.clone()).to_string().as_bytes());
+                feed(b":");
+                feed_canonical(&map[key], feed);
+            }
+            feed(b"}");
+        }
+        Value::Array(items) => {
+            feed(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    feed(b",");
+                }
+                feed_canonical(item, feed);
+            }
+            feed(b"]");
+        }
+        scalar => feed(scalar.to_string().as_bytes()),
+    }
 }
 
 #[cfg(test)]
@@ -124,5 +157,13 @@ mod tests {
         assert_eq!(signature("t", &a), signature("t", &b));
         assert_ne!(signature("t", &a), signature("t", &json!({"x": 1, "y": 3})));
         assert_ne!(signature("t", &a), signature("u", &a));
+        let nested: Value =
+            serde_json::from_str(r#"{"b":[{"z":1,"a":"q\"x"}],"a":null}"#).unwrap_or_default();
+        let mut text = Vec::new();
+        feed_canonical(&nested, &mut |bytes: &[u8]| text.extend_from_slice(bytes));
+        assert_eq!(
+            String::from_utf8(text).unwrap_or_default(),
+            r#"{"a":null,"b":[{"a":"q\"x","z":1}]}"#
+        );
     }
 }

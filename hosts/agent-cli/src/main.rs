@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+mod acp;
 mod batch;
 mod chat;
 mod config_cmd;
@@ -141,6 +142,9 @@ enum Command {
     /// An interactive session: type a task, watch it stream, steer it by typing while it
     /// works; Ctrl-C cancels the current input (twice quits), /help lists the commands.
     Chat(chat::ChatArgs),
+    /// Serve an editor as its agent over the Agent Client Protocol (ACP) on stdio: Zed,
+    /// JetBrains IDEs, Neovim and Emacs clients start `agent-host acp`.
+    Acp(acp::AcpArgs),
     /// The layered configuration (user file, project file, environment, flags).
     Config {
         #[command(subcommand)]
@@ -268,6 +272,7 @@ async fn async_main() -> ExitCode {
             json,
         } => profile(component, provider, model, env, json).await,
         Command::Chat(args) => chat::run(component, args).await,
+        Command::Acp(args) => acp::serve(component, args).await,
         Command::McpServer(args) => mcp_cmd::serve(component, args).await,
         Command::Batch(args) => batch::run(component, args).await,
         Command::Worker(args) => batch::worker::run(component, args).await,

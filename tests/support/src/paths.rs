@@ -60,3 +60,15 @@ pub fn mcp_server(name: &str) -> PathBuf {
     );
     path
 }
+
+/// The Python with the official ACP SDK (agent-client-protocol on PyPI), and the client the
+/// `agent-host acp` tests drive it with.
+pub fn acp_client() -> (PathBuf, PathBuf) {
+    let python = workspace_root().join(".toolchain/acp-py-venv/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run scripts/ensure-acp-test-client.sh (make test does it)",
+        python.display()
+    );
+    (python, workspace_root().join("tests/acp-client/client.py"))
+}

@@ -71,6 +71,11 @@ impl PendingQuestion {
         }
     }
 
+    /// Answers with `answer` (a client's choice, over ACP).
+    pub fn reply(self, answer: ApprovalAnswer) {
+        let _ = self.reply.send(answer);
+    }
+
     /// Refuses without asking further (the input ended, the chat is quitting).
     pub fn refuse(self, reason: &str) {
         let _ = self.reply.send(ApprovalAnswer::Deny {

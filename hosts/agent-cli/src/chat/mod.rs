@@ -9,15 +9,15 @@
 //! line editor, and one task draws everything: a line editor that owned the terminal
 //! (rustyline, reedline) would fight the streamed output and the spinner for it.
 
-mod agent;
+pub(crate) mod agent;
 mod approval_preview;
-mod approvals;
+pub(crate) mod approvals;
 mod commands;
-mod compose;
+pub(crate) mod compose;
 mod diff;
 mod driver;
 mod external;
-mod file_changes;
+pub(crate) mod file_changes;
 mod history;
 mod input;
 mod inspect;
@@ -26,12 +26,12 @@ mod notify;
 mod reentry;
 mod screen;
 mod session_diff;
-mod setup;
+pub(crate) mod setup;
 mod slash;
 mod spinner;
 mod status_bar;
 mod style;
-mod tool_lines;
+pub(crate) mod tool_lines;
 mod view;
 
 use crate::sessions::{PersistOptions, default_store, short};

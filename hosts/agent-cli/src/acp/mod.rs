@@ -1,0 +1,170 @@
+//! `agent-host acp`: an Agent Client Protocol agent on standard input and output, so an
+//! editor (Zed, a JetBrains IDE, Neovim, Emacs) runs agent-host as its agent. Each ACP
+//! session is a chat session (the chat's setup and `Agent`): `run`'s configuration, trust,
+//! approvals, sandbox, MCP servers, skills and commands for the session's folder; its
+//! events become `session/update`s and its approval questions `session/request_permission`.
+//! Standard output carries only protocol messages; logs go to standard error.
+
+mod permission;
+mod sessions;
+mod turn;
+mod updates;
+
+use crate::chat::ChatArgs;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::{self as acp, Agent, Client, Stdio};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// `agent-host acp`: the options every session starts from, as for `chat`.
+#[derive(clap::Args)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub env: agent_host::environments::EnvOptions,
+    /// Provider (default: the first built-in one configured, else the only other endpoint).
+    #[arg(long, help_heading = "Model")]
+    pub provider: Option<String>,
+    /// Model name (default: $<PROVIDER>_MODEL, else the profile's default).
+    #[arg(short = 'm', long, help_heading = "Model")]
+    pub model: Option<String>,
+    /// --approval is the sessions' first mode (the editor's mode menu changes it).
+    #[command(flatten)]
+    pub settings: agent_host::config::SettingsFlags,
+    #[command(flatten)]
+    pub plugins: agent_host::config::PluginOptions,
+    #[command(flatten)]
+    pub persist: crate::sessions::PersistOptions,
+}
+
+impl AcpArgs {
+    /// The chat's options for a session in `cwd`.
+    fn chat_args(&self, cwd: PathBuf) -> ChatArgs {
+        let mut env = self.env.clone();
+        env.cwd = Some(cwd);
+        ChatArgs {
+            env,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            settings: self.settings.clone(),
+            plugins: self.plugins.clone(),
+            persist: self.persist.clone(),
+            continue_last: false,
+            resume: None,
+        }
+    }
+}
+
+/// Serves ACP until the client closes standard input.
+pub async fn serve(component: PathBuf, args: AcpArgs) -> ExitCode {
+    // Each session's folder is the one the editor names in session/new, on this machine.
+    if args.env.cwd.is_some() {
+        return crate::fail(
+            crate::exit::USAGE,
+            "agent-host acp takes each session's folder from the editor (session/new's cwd): drop --cd"
+                .to_string(),
+        );
+    }
+    if args.env.env.as_deref().is_some_and(|env| env != "local") {
+        return crate::fail(
+            crate::exit::USAGE,
+            "agent-host acp runs sessions in the editor's folders on this machine: --env is not taken"
+                .to_string(),
+        );
+    }
+    let state = Arc::new(sessions::Sessions::new(component, args));
+    match connect(state.clone()).await {
+        Ok(()) => {
+            state.close_all().await;
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            state.close_all().await;
+            crate::fail(
+                crate::exit::AGENT_ERROR,
+                format!("the ACP connection failed: {error}"),
+            )
+        }
+    }
+}
+
+async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
+    let (for_new, for_prompt, for_cancel, for_mode) = (state.clone(), state.clone(), state.clone(), state);
+    Agent
+        .v1()
+        .name("agent-host")
+        .on_receive_request(
+            async move |request: InitializeRequest,
+                        responder: acp::v1::Responder<InitializeResponse>,
+                        _cx: ConnectionTo<Client>| {
+                responder.respond(
+                    InitializeResponse::new(request.protocol_version)
+                        .agent_capabilities(
+                            AgentCapabilities::new()
+                                .load_session(false)
+                                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                        )
+                        .agent_info(Implementation::new("agent-host", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest,
+                        responder: acp::v1::Responder<NewSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                // Opening a session loads configuration and starts servers: off the loop
+                // that dispatches messages.
+                let state = for_new.clone();
+                cx.spawn(async move {
+                    let opened = state.open(request).await;
+                    let _ = responder.respond_with_result(opened);
+                    Ok(())
+                })
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest,
+                        responder: acp::v1::Responder<PromptResponse>,
+                        cx: ConnectionTo<Client>| {
+                // A turn asks the client for permissions: it must not hold the dispatch loop,
+                // which would never deliver the answers.
+                let state = for_prompt.clone();
+                let connection = cx.clone();
+                cx.spawn(async move {
+                    let result = state.prompt(&connection, request).await;
+                    let _ = responder.respond_with_result(result.map(PromptResponse::new));
+                    Ok(())
+                })
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _cx: ConnectionTo<Client>| {
+                for_cancel.cancel(&notification.session_id.0);
+                Ok(())
+            },
+            acp::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest,
+                        responder: acp::v1::Responder<SetSessionModeResponse>,
+                        cx: ConnectionTo<Client>| {
+                let state = for_mode.clone();
+                cx.spawn(async move {
+                    let set = state.set_mode(&request.session_id.0, &request.mode_id.0).await;
+                    let _ = responder.respond_with_result(set.map(|()| SetSessionModeResponse::new()));
+                    Ok(())
+                })
+            },
+            acp::on_receive_request!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+}

@@ -1,0 +1,114 @@
+//! Approval questions as `session/request_permission`: allow once, allow always (what the
+//! question's "always" covers: a tool, or commands of one shape), reject. A client that
+//! cancels the question (its user cancelled the turn) is a refusal.
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, SessionId,
+    ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_host::approval::{ApprovalAnswer, ApprovalQuestion};
+
+const ALLOW_ONCE: &str = "allow_once";
+const ALLOW_ALWAYS: &str = "allow_always";
+const REJECT: &str = "reject_once";
+
+/// Asks the client; its answer, or a refusal saying why there was none.
+pub async fn ask(
+    cx: &ConnectionTo<Client>,
+    session_id: &SessionId,
+    question: &ApprovalQuestion,
+) -> ApprovalAnswer {
+    let request = RequestPermissionRequest::new(session_id.clone(), tool_call(question), options(question));
+    // Awaited, never dropped: a dropped request is cancelled with a message clients may not know.
+    match cx.send_request(request).block_task().await {
+        Ok(response) => answer(&response.outcome),
+        Err(error) => ApprovalAnswer::Deny {
+            reason: Some(format!("the editor could not be asked ({error})")),
+        },
+    }
+}
+
+/// The call the question is about, titled as the chat titles it; a dangerous command or a
+/// rerun without the sandbox says so first.
+fn tool_call(question: &ApprovalQuestion) -> ToolCallUpdate {
+    let mut title = format!("{}: {}", question.tool_name, question.summary);
+    if let Some(refusal) = &question.unsandboxed {
+        title = format!(
+            "Run WITHOUT THE SANDBOX, with all your rights? {title} (the sandbox refused: {refusal})"
+        );
+    } else if let Some(why) = &question.danger {
+        title = format!("DANGEROUS ({why}): {title}");
+    }
+    let raw_input = serde_json::from_str(&question.arguments_json).unwrap_or(serde_json::Value::Null);
+    ToolCallUpdate::new(
+        question.call_id.clone(),
+        ToolCallUpdateFields::new().title(title).raw_input(raw_input),
+    )
+}
+
+fn options(question: &ApprovalQuestion) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow once",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if let Some(always) = &question.always {
+        options.push(PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Always allow {always} in this session"),
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        REJECT,
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    options
+}
+
+fn answer(outcome: &RequestPermissionOutcome) -> ApprovalAnswer {
+    match outcome {
+        RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
+            ALLOW_ONCE => ApprovalAnswer::Once,
+            ALLOW_ALWAYS => ApprovalAnswer::Always,
+            _ => ApprovalAnswer::Deny { reason: None },
+        },
+        _ => ApprovalAnswer::Deny {
+            reason: Some("the user cancelled the question".to_string()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::SelectedPermissionOutcome;
+
+    #[test]
+    fn always_is_offered_only_where_the_question_has_a_scope() {
+        let names = |q: &ApprovalQuestion| -> Vec<String> {
+            options(q).iter().map(|o| o.option_id.0.to_string()).collect()
+        };
+        assert_eq!(
+            names(&ApprovalQuestion::sample(true)),
+            [ALLOW_ONCE, ALLOW_ALWAYS, REJECT]
+        );
+        assert_eq!(names(&ApprovalQuestion::sample(false)), [ALLOW_ONCE, REJECT]);
+    }
+
+    #[test]
+    fn the_client_s_choice_becomes_the_answer() {
+        let chosen =
+            |id: &'static str| RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id));
+        assert_eq!(answer(&chosen(ALLOW_ONCE)), ApprovalAnswer::Once);
+        assert_eq!(answer(&chosen(ALLOW_ALWAYS)), ApprovalAnswer::Always);
+        assert_eq!(answer(&chosen(REJECT)), ApprovalAnswer::Deny { reason: None });
+        assert!(matches!(
+            answer(&RequestPermissionOutcome::Cancelled),
+            ApprovalAnswer::Deny { reason: Some(_) }
+        ));
+    }
+}

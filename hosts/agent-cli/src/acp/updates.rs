@@ -1,0 +1,289 @@
+//! The session's events as ACP `session/update`s: text and reasoning as chunks, each tool
+//! call as `tool_call` then `tool_call_update`s (its kind, status, locations, output as it
+//! streams, and every file change as a diff with both sides), the plan as `plan`.
+
+use crate::chat::file_changes::FileChanges;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate,
+    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
+};
+use agent_host::embed::Event;
+use agent_host::protocol::ToolCategory;
+use agent_host::protocol::event::{EventData, PlanStatus, ToolOutcome};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How much of a running command's output a `tool_call_update` carries (the end of it,
+/// as a terminal shows): each update replaces the content, so it is bounded.
+const LIVE_OUTPUT: usize = 16 * 1024;
+/// How much of a finished call's output or error is shown.
+const FINAL_OUTPUT: usize = 64 * 1024;
+
+/// A call between its start and its end.
+struct Running {
+    category: ToolCategory,
+    changes: Vec<String>,
+    output: String,
+}
+
+/// The turn's calls in flight and where the workspace is.
+pub struct Updates {
+    changes: Arc<FileChanges>,
+    workspace: String,
+    running: HashMap<String, Running>,
+}
+
+impl Updates {
+    pub fn new(changes: Arc<FileChanges>, workspace: String) -> Self {
+        Self {
+            changes,
+            workspace,
+            running: HashMap::new(),
+        }
+    }
+
+    /// The updates an event makes (none for most); a subagent's events stay inside its call.
+    pub fn of(&mut self, event: &Event) -> Vec<SessionUpdate> {
+        if event.agent_id.is_some() {
+            return Vec::new();
+        }
+        match &event.data {
+            EventData::AssistantTextDelta { delta } => vec![SessionUpdate::AgentMessageChunk(chunk(delta))],
+            EventData::ReasoningDelta { delta } => vec![SessionUpdate::AgentThoughtChunk(chunk(delta))],
+            EventData::ToolCallStart {
+                call_id,
+                tool_name,
+                arguments,
+                category,
+                changes,
+            } => {
+                self.running.insert(
+                    call_id.clone(),
+                    Running {
+                        category: *category,
+                        changes: changes.clone(),
+                        output: String::new(),
+                    },
+                );
+                let title = format!(
+                    "{tool_name} {}",
+                    crate::chat::tool_lines::summary(arguments, changes)
+                );
+                vec![SessionUpdate::ToolCall(
+                    ToolCall::new(call_id.clone(), title.trim_end())
+                        .kind(kind(tool_name, *category))
+                        .status(ToolCallStatus::InProgress)
+                        .locations(self.locations(arguments, changes))
+                        .raw_input(arguments.clone()),
+                )]
+            }
+            EventData::ToolCallOutputDelta { call_id, delta, .. } => {
+                let Some(running) = self.running.get_mut(call_id) else {
+                    return Vec::new();
+                };
+                running.output.push_str(delta);
+                let shown = tail(&running.output, LIVE_OUTPUT);
+                vec![update(
+                    call_id,
+                    ToolCallUpdateFields::new().content(vec![text_content(shown)]),
+                )]
+            }
+            EventData::ToolCallEnd { call_id, outcome, .. } => {
+                let running = self.running.remove(call_id);
+                let (status, text) = match outcome {
+                    ToolOutcome::Output { output, .. } => (ToolCallStatus::Completed, output.as_str()),
+                    ToolOutcome::Error { error } => (ToolCallStatus::Failed, error.as_str()),
+                };
+                let mut content = self.diffs(call_id, running.as_ref());
+                if content.is_empty() || status == ToolCallStatus::Failed {
+                    content.push(text_content(head(text, FINAL_OUTPUT)));
+                }
+                vec![update(
+                    call_id,
+                    ToolCallUpdateFields::new()
+                        .status(status)
+                        .content(content)
+                        .raw_output(Value::String(head(text, FINAL_OUTPUT).to_string())),
+                )]
+            }
+            EventData::PlanUpdated { plan, .. } => {
+                let entries = plan
+                    .iter()
+                    .map(|step| {
+                        PlanEntry::new(
+                            step.step.clone(),
+                            PlanEntryPriority::Medium,
+                            plan_status(step.status),
+                        )
+                    })
+                    .collect();
+                vec![SessionUpdate::Plan(Plan::new(entries))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A file-changing call's changes, each as a diff of the whole file (absolute path).
+    fn diffs(&self, call_id: &str, running: Option<&Running>) -> Vec<ToolCallContent> {
+        let Some(running) = running.filter(|r| r.category == ToolCategory::Write && !r.changes.is_empty())
+        else {
+            return Vec::new();
+        };
+        self.changes
+            .take(call_id, &running.changes, &self.workspace)
+            .into_iter()
+            .filter(|change| !change.unreadable)
+            .map(|change| {
+                let diff = Diff::new(self.absolute(&change.path), change.after.unwrap_or_default())
+                    .old_text(change.before);
+                ToolCallContent::from(diff)
+            })
+            .collect()
+    }
+
+    /// Where a call reads or writes: the files it changes, else its `file_path` or `path`.
+    fn locations(&self, arguments: &Value, changes: &[String]) -> Vec<ToolCallLocation> {
+        let named: Vec<String> = match changes.is_empty() {
+            false => changes.to_vec(),
+            true => ["file_path", "path"]
+                .iter()
+                .find_map(|key| arguments.get(key).and_then(Value::as_str))
+                .map(|path| vec![path.to_string()])
+                .unwrap_or_default(),
+        };
+        named
+            .iter()
+            .map(|path| ToolCallLocation::new(self.absolute(path)))
+            .collect()
+    }
+
+    fn absolute(&self, path: &str) -> PathBuf {
+        PathBuf::from(&self.workspace).join(path)
+    }
+}
+
+fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::from(text.to_string()))
+}
+
+fn update(call_id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_string(), fields))
+}
+
+fn text_content(text: &str) -> ToolCallContent {
+    ToolCallContent::from(ContentBlock::from(text.to_string()))
+}
+
+/// The kind an editor shows: by the call's category, with the few tools it names apart.
+fn kind(tool_name: &str, category: ToolCategory) -> ToolKind {
+    match (tool_name, category) {
+        ("web_fetch" | "fetch", _) => ToolKind::Fetch,
+        ("update_plan", _) => ToolKind::Think,
+        (_, ToolCategory::Read) => ToolKind::Read,
+        (_, ToolCategory::Search) => ToolKind::Search,
+        (_, ToolCategory::Write) => ToolKind::Edit,
+        (_, ToolCategory::Command) => ToolKind::Execute,
+        _ => ToolKind::Other,
+    }
+}
+
+fn plan_status(status: PlanStatus) -> PlanEntryStatus {
+    match status {
+        PlanStatus::Pending => PlanEntryStatus::Pending,
+        PlanStatus::InProgress => PlanEntryStatus::InProgress,
+        PlanStatus::Completed => PlanEntryStatus::Completed,
+    }
+}
+
+/// The first `limit` bytes of `text`, on a character boundary.
+fn head(text: &str, limit: usize) -> &str {
+    let mut end = text.len().min(limit);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The last `limit` bytes of `text`, on a character boundary.
+fn tail(text: &str, limit: usize) -> &str {
+    let mut start = text.len().saturating_sub(limit);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(data: EventData) -> Event {
+        Event {
+            kind: data.kind(),
+            data,
+            session_id: "s".into(),
+            timestamp_ms: 0,
+            agent_id: None,
+        }
+    }
+
+    #[test]
+    fn a_command_streams_its_output_and_ends_completed() {
+        let mut updates = Updates::new(Arc::default(), "/w".into());
+        let start = updates.of(&event(EventData::ToolCallStart {
+            call_id: "c1".into(),
+            tool_name: "shell".into(),
+            arguments: json!({"command": "cargo test"}),
+            category: ToolCategory::Command,
+            changes: Vec::new(),
+        }));
+        let json = serde_json::to_value(&start[0]).unwrap();
+        assert_eq!(json["sessionUpdate"], "tool_call");
+        assert_eq!(json["kind"], "execute");
+        assert_eq!(json["title"], "shell cargo test");
+        assert_eq!(json["status"], "in_progress");
+        for delta in ["running 1 test\n", "ok\n"] {
+            updates.of(&event(EventData::ToolCallOutputDelta {
+                call_id: "c1".into(),
+                stream: agent_host::protocol::event::OutputStream::Stdout,
+                delta: delta.into(),
+            }));
+        }
+        let end = updates.of(&event(EventData::ToolCallEnd {
+            call_id: "c1".into(),
+            tool_name: "shell".into(),
+            outcome: ToolOutcome::Output {
+                output: "running 1 test\nok\n".into(),
+                images: Vec::new(),
+            },
+        }));
+        let json = serde_json::to_value(&end[0]).unwrap();
+        assert_eq!(json["sessionUpdate"], "tool_call_update");
+        assert_eq!(json["status"], "completed");
+        assert_eq!(json["content"][0]["content"]["text"], "running 1 test\nok\n");
+    }
+
+    #[test]
+    fn a_subagent_s_events_are_not_the_turn_s() {
+        let mut updates = Updates::new(Arc::default(), "/w".into());
+        let mut delta = event(EventData::AssistantTextDelta {
+            delta: "child".into(),
+        });
+        delta.agent_id = Some("a1".into());
+        assert!(updates.of(&delta).is_empty());
+        delta.agent_id = None;
+        let json = serde_json::to_value(&updates.of(&delta)[0]).unwrap();
+        assert_eq!(json["sessionUpdate"], "agent_message_chunk");
+        assert_eq!(json["content"]["text"], "child");
+    }
+
+    #[test]
+    fn cuts_keep_whole_characters() {
+        assert_eq!(head("héllo", 2), "h");
+        assert_eq!(tail("héllo", 4), "llo");
+    }
+}
