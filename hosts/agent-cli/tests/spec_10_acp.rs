@@ -142,14 +142,18 @@ async fn a_rejected_permission_reaches_the_model_and_nothing_runs() {
         json!(["allow_once", "allow_always", "reject_once"]),
         "{seen}"
     );
-    assert!(
-        asked[0]["tool_call"]["title"]
-            .as_str()
-            .unwrap()
-            .contains("printf made > made.txt")
+    // The question names the call the editor already shows, and the command it runs.
+    let call = &updates_of(&seen, "tool_call")[0];
+    assert_eq!(asked[0]["tool_call"]["toolCallId"], call["toolCallId"], "{seen}");
+    assert_eq!(
+        asked[0]["tool_call"]["rawInput"]["command"],
+        "printf made > made.txt"
     );
     assert!(!work.path().join("made.txt").exists());
     assert!(last_results(&llm).contains("denied"), "{}", last_results(&llm));
+    // The refused call ends failed, not running.
+    let ended = updates_of(&seen, "tool_call_update");
+    assert_eq!(ended.last().unwrap()["status"], "failed", "{seen}");
     assert_eq!(seen["stop_reason"], "end_turn");
 }
 

@@ -99,11 +99,12 @@ async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
         .v1()
         .name("agent-host")
         .on_receive_request(
-            async move |request: InitializeRequest,
+            async move |_request: InitializeRequest,
                         responder: acp::v1::Responder<InitializeResponse>,
                         _cx: ConnectionTo<Client>| {
+                // Version 1 is the one this agent speaks, whatever the client offers.
                 responder.respond(
-                    InitializeResponse::new(request.protocol_version)
+                    InitializeResponse::new(acp::schema::ProtocolVersion::V1)
                         .agent_capabilities(
                             AgentCapabilities::new()
                                 .load_session(false)
@@ -134,11 +135,16 @@ async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
                         responder: acp::v1::Responder<PromptResponse>,
                         cx: ConnectionTo<Client>| {
                 // A turn asks the client for permissions: it must not hold the dispatch loop,
-                // which would never deliver the answers.
+                // which would never deliver the answers. It is marked running here, before
+                // any later message is dispatched, so a cancel right behind it finds it.
                 let state = for_prompt.clone();
                 let connection = cx.clone();
+                let turn = state.begin_turn(&request.session_id.0);
                 cx.spawn(async move {
-                    let result = state.prompt(&connection, request).await;
+                    let result = match turn {
+                        Ok(()) => state.prompt(&connection, request).await,
+                        Err(error) => Err(error),
+                    };
                     let _ = responder.respond_with_result(result.map(PromptResponse::new));
                     Ok(())
                 })

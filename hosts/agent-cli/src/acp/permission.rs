@@ -30,22 +30,23 @@ pub async fn ask(
     }
 }
 
-/// The call the question is about, titled as the chat titles it; a dangerous command or a
-/// rerun without the sandbox says so first.
+/// The call the question is about (the editor has it from its `tool_call`); a dangerous
+/// command or a rerun without the sandbox says so in its title, which stays.
 fn tool_call(question: &ApprovalQuestion) -> ToolCallUpdate {
-    let mut title = format!("{}: {}", question.tool_name, question.summary);
-    if let Some(refusal) = &question.unsandboxed {
-        title = format!(
-            "Run WITHOUT THE SANDBOX, with all your rights? {title} (the sandbox refused: {refusal})"
-        );
-    } else if let Some(why) = &question.danger {
-        title = format!("DANGEROUS ({why}): {title}");
-    }
+    let call = format!("{}: {}", question.tool_name, question.summary);
+    let title = match (&question.unsandboxed, &question.danger) {
+        (Some(refusal), _) => Some(format!(
+            "Run WITHOUT THE SANDBOX, with all your rights? {call} (the sandbox refused: {refusal})"
+        )),
+        (None, Some(why)) => Some(format!("DANGEROUS ({why}): {call}")),
+        (None, None) => None,
+    };
     let raw_input = serde_json::from_str(&question.arguments_json).unwrap_or(serde_json::Value::Null);
-    ToolCallUpdate::new(
-        question.call_id.clone(),
-        ToolCallUpdateFields::new().title(title).raw_input(raw_input),
-    )
+    let mut fields = ToolCallUpdateFields::new().raw_input(raw_input);
+    if let Some(title) = title {
+        fields = fields.title(title);
+    }
+    ToolCallUpdate::new(question.call_id.clone(), fields)
 }
 
 fn options(question: &ApprovalQuestion) -> Vec<PermissionOption> {

@@ -17,6 +17,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
+/// How long the sessions get to close when the client has gone.
+const CLOSE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// The modes a client's menu offers: the approval modes.
 const MODES: [(ApprovalMode, &str, &str); 3] = [
     (
@@ -41,7 +44,10 @@ pub struct AcpSession {
     pub agent: Agent,
     pub questions: mpsc::UnboundedReceiver<PendingQuestion>,
     pub changes: Arc<FileChanges>,
+    /// The workspace as the environment resolved it (links followed).
     pub workspace: String,
+    /// The folder as the editor named it, which paths sent to it start from.
+    pub root: PathBuf,
 }
 
 /// The connection's sessions, by id (agent-host's session ids).
@@ -50,7 +56,13 @@ pub struct Sessions {
     args: AcpArgs,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<AcpSession>>>>,
     /// Each session's controls, reachable while a turn holds the session (to cancel it).
-    controls: Mutex<HashMap<String, SessionHandle>>,
+    controls: Mutex<HashMap<String, Control>>,
+}
+
+/// A session's handle and whether a turn of it runs (a cancel only stops a running one).
+struct Control {
+    handle: SessionHandle,
+    running: bool,
 }
 
 impl Sessions {
@@ -104,11 +116,17 @@ impl Sessions {
         .map_err(|e| internal(crate::sessions::start_failure(e).1))?;
         let id = agent.session_id().to_string();
         let current = agent.approval();
+        let control = Control {
+            handle: agent.control(),
+            running: false,
+        };
+        lock(&self.controls).insert(id.clone(), control);
         let session = AcpSession {
             agent,
             questions: prepared.questions,
             changes: prepared.changes,
             workspace,
+            root: request.cwd,
         };
         lock(&self.open).insert(id.clone(), Arc::new(tokio::sync::Mutex::new(session)));
         Ok(NewSessionResponse::new(id).modes(modes(current)))
@@ -121,35 +139,60 @@ impl Sessions {
             .ok_or_else(|| invalid(format!("no session {id} on this connection")))
     }
 
-    /// `session/prompt`: one turn, its events sent as updates as they come.
+    /// Marks a turn of `id` running, in the order messages arrive: a second prompt while
+    /// one runs is refused, and a cancel that came after the last turn had ended is forgotten.
+    pub fn begin_turn(&self, id: &str) -> Result<(), acp::Error> {
+        let mut controls = lock(&self.controls);
+        let Some(control) = controls.get_mut(id) else {
+            return Err(invalid(format!("no session {id} on this connection")));
+        };
+        if control.running {
+            return Err(invalid(format!(
+                "session {id} is still answering a prompt: cancel it or wait for its end"
+            )));
+        }
+        control.handle.clear_cancel();
+        control.running = true;
+        Ok(())
+    }
+
+    /// `session/prompt`, after [`Sessions::begin_turn`]: one turn, its events sent as
+    /// updates as they come.
     pub async fn prompt(
         &self,
         cx: &ConnectionTo<Client>,
         request: PromptRequest,
     ) -> Result<StopReason, acp::Error> {
         let id = request.session_id.0.to_string();
-        let session = self.session(&id)?;
-        let Ok(mut session) = session.try_lock() else {
-            return Err(invalid(format!(
-                "session {id} is still answering a prompt: cancel it or wait for its end"
-            )));
+        let ended = match self.session(&id) {
+            Ok(session) => {
+                // Only a mode change can hold it now, for a moment.
+                let mut session = session.lock().await;
+                let ended = super::turn::run(cx, &request.session_id, &mut session, request.prompt).await;
+                // A failed input may have left a new session in the old one's place.
+                if let Some(control) = lock(&self.controls).get_mut(&id) {
+                    control.handle = session.agent.control();
+                }
+                ended
+            }
+            Err(error) => Err(error),
         };
-        lock(&self.controls).insert(id.clone(), session.agent.control());
-        let ended = super::turn::run(cx, &request.session_id, &mut session, request.prompt).await;
-        // A cancel that comes after the turn would stop the next one at its start.
-        lock(&self.controls).remove(&id);
+        if let Some(control) = lock(&self.controls).get_mut(&id) {
+            control.running = false;
+        }
         ended
     }
 
     /// `session/cancel`: stops the running turn (its commands are killed); the turn then
     /// answers `cancelled`. Nothing when no turn runs.
     pub fn cancel(&self, id: &str) {
-        if let Some(control) = lock(&self.controls).get(id) {
-            control.cancel();
+        if let Some(control) = lock(&self.controls).get(id).filter(|c| c.running) {
+            control.handle.cancel();
         }
     }
 
-    /// `session/set_mode`: an approval mode, from the next call on.
+    /// `session/set_mode`: an approval mode, from the next call on (after the running turn,
+    /// when one runs: the mode changes between inputs).
     pub async fn set_mode(&self, id: &str, mode: &str) -> Result<(), acp::Error> {
         let mode: ApprovalMode = mode.parse().map_err(invalid)?;
         let session = self.session(id)?;
@@ -161,12 +204,18 @@ impl Sessions {
             .map_err(|e| internal(format!("cannot change the mode: {e}")))
     }
 
-    /// Closes every session (their commands killed), when the client has gone.
+    /// Closes every session at once (their commands killed), when the client has gone;
+    /// clients kill an agent soon after closing its input, so the wait is bounded and
+    /// every command still running is killed past it.
     pub async fn close_all(&self) {
         let sessions: Vec<_> = lock(&self.open).drain().map(|(_, s)| s).collect();
-        for session in sessions {
-            let mut session = session.lock().await;
-            session.agent.shutdown().await;
+        let closing = sessions.iter().map(|session| async move {
+            session.lock().await.agent.shutdown().await;
+        });
+        let closed = tokio::time::timeout(CLOSE_PATIENCE, futures_util::future::join_all(closing)).await;
+        if closed.is_err() {
+            tracing::warn!("the sessions did not close within {CLOSE_PATIENCE:?}: their commands are killed");
+            agent_host::environments::kill_every_command();
         }
     }
 }

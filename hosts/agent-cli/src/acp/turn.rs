@@ -11,6 +11,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{self as acp, Client};
 use agent_host::protocol::StopReason as Ended;
 
+/// The most of a linked file attached, as the chat's `@path` attaches.
+const ATTACH_LIMIT: usize = 256 * 1024;
+
 pub async fn run(
     cx: &ConnectionTo<Client>,
     session_id: &SessionId,
@@ -23,14 +26,21 @@ pub async fn run(
         questions,
         changes,
         workspace,
+        root,
     } = session;
+    // A question an earlier turn's cancel withdrew must not be asked now.
+    while let Ok(stale) = questions.try_recv() {
+        stale.refuse("its input ended");
+    }
     if !agent.submit(input) {
         return Err(acp::Error::internal_error().data("the session is not ready for input"));
     }
-    let mut updates = Updates::new(changes.clone(), workspace.clone());
+    let mut updates = Updates::new(changes.clone(), workspace.clone(), root.clone());
     let send = |update| cx.send_notification(SessionNotification::new(session_id.clone(), update));
     loop {
         tokio::select! {
+            // Events first: a call's `tool_call` reaches the client before its question.
+            biased;
             wake = agent.next() => match wake {
                 AgentWake::Event(event) => {
                     for update in updates.of(&event) {
@@ -44,6 +54,10 @@ pub async fn run(
                         }
                     }
                     let settled = agent.settle(finished).await;
+                    // A call the turn left behind (an error, a crash) is not left running.
+                    for update in updates.unfinished() {
+                        send(update)?;
+                    }
                     if let Some(error) = settled.error {
                         return Err(acp::Error::internal_error().data(error));
                     }
@@ -51,6 +65,9 @@ pub async fn run(
                 }
             },
             Some(question) = questions.recv() => {
+                if question.withdrawn() {
+                    continue;
+                }
                 let answer = super::permission::ask(cx, session_id, &question.question).await;
                 question.reply(answer);
             }
@@ -58,26 +75,20 @@ pub async fn run(
     }
 }
 
-/// The prompt as one input: its text, the files its resource links name attached as the
-/// chat's `@path` attaches them (read through the session's sandbox), and the text of its
+/// The prompt as one input: its text, the files its resource links name (read as the file
+/// tools read, through the session's environment and its rules), and the text of its
 /// embedded resources. Images and audio are refused: the session does not take them yet.
 async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<String, acp::Error> {
+    let env = session.agent.environment();
     let mut text = String::new();
-    let mut embedded = String::new();
+    let mut attached = String::new();
     for block in prompt {
         match block {
             ContentBlock::Text(block) => text.push_str(&block.text),
-            ContentBlock::ResourceLink(link) => {
-                let path = link.uri.strip_prefix("file://").unwrap_or(&link.uri);
-                text.push_str(&format!(" @{path}"));
-            }
+            ContentBlock::ResourceLink(link) => attached.push_str(&linked_file(&env, &link.uri).await),
             ContentBlock::Resource(resource) => match resource.resource {
                 EmbeddedResourceResource::TextResourceContents(contents) => {
-                    embedded.push_str(&format!(
-                        "\n\n<file path=\"{}\">\n{}\n</file>",
-                        contents.uri.strip_prefix("file://").unwrap_or(&contents.uri),
-                        contents.text
-                    ));
+                    attached.push_str(&file_block(&file_path(&contents.uri), &contents.text, None));
                 }
                 _ => return Err(refused("a binary embedded resource")),
             },
@@ -86,9 +97,60 @@ async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<S
             _ => return Err(refused("this kind of content")),
         }
     }
-    let (mut text, _attached) = crate::chat::compose::attach_files(&session.agent.environment(), &text).await;
-    text.push_str(&embedded);
+    text.push_str(&attached);
     Ok(text)
+}
+
+/// A linked file as a block of the input, cut at [`ATTACH_LIMIT`]; one that cannot be read
+/// (outside the workspace, denied, missing) is named with why, so the model and the user
+/// know it was not attached.
+async fn linked_file(env: &std::sync::Arc<dyn agent_host::Environment>, uri: &str) -> String {
+    let path = file_path(uri);
+    match env.read_file(&path, None).await {
+        Ok(bytes) => {
+            let cut = (bytes.len() > ATTACH_LIMIT).then_some(bytes.len());
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(ATTACH_LIMIT)]);
+            file_block(&path, &text, cut)
+        }
+        Err(error) => format!("\n\n[{path} was not attached: {error}]"),
+    }
+}
+
+fn file_block(path: &str, text: &str, cut_from: Option<usize>) -> String {
+    let mut block = format!("\n\n<file path=\"{path}\">\n{text}");
+    if let Some(size) = cut_from {
+        block.push_str(&format!(
+            "\n[cut at {ATTACH_LIMIT} of {size} bytes: read the rest with the tools]"
+        ));
+    }
+    block.push_str("\n</file>");
+    block
+}
+
+/// The path of a `file://` URI, percent-decoded (another URI is taken as a path).
+fn file_path(uri: &str) -> String {
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                decoded.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (byte, _, _) => {
+                decoded.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 fn refused(what: &str) -> acp::Error {
@@ -103,5 +165,17 @@ fn stop_reason(ended: Ended) -> StopReason {
         Ended::RoundLimit | Ended::TurnLimit => StopReason::MaxTurnRequests,
         Ended::Cancelled | Ended::Aborted => StopReason::Cancelled,
         Ended::ContextLength => StopReason::MaxTokens,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_are_decoded() {
+        assert_eq!(file_path("file:///w/my%20notes.txt"), "/w/my notes.txt");
+        assert_eq!(file_path("file:///w/100%"), "/w/100%");
+        assert_eq!(file_path("notes.txt"), "notes.txt");
     }
 }

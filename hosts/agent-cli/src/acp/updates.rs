@@ -15,34 +15,57 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// How much of a running command's output a `tool_call_update` carries (the end of it,
 /// as a terminal shows): each update replaces the content, so it is bounded.
 const LIVE_OUTPUT: usize = 16 * 1024;
-/// How much of a finished call's output or error is shown.
+/// How much of a finished call's output or error is shown (its end, where a build's
+/// error or a traceback is).
 const FINAL_OUTPUT: usize = 64 * 1024;
+/// The least time between two updates of a running call's output: a chatty command sends
+/// its latest lines a few times a second, not once per chunk.
+const LIVE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A call between its start and its end.
 struct Running {
     category: ToolCategory,
     changes: Vec<String>,
     output: String,
+    last_sent: Option<Instant>,
 }
 
 /// The turn's calls in flight and where the workspace is.
 pub struct Updates {
     changes: Arc<FileChanges>,
+    /// The workspace as the environment resolved it.
     workspace: String,
+    /// The folder as the editor named it: paths sent to it start from there.
+    root: PathBuf,
     running: HashMap<String, Running>,
 }
 
 impl Updates {
-    pub fn new(changes: Arc<FileChanges>, workspace: String) -> Self {
+    pub fn new(changes: Arc<FileChanges>, workspace: String, root: PathBuf) -> Self {
         Self {
             changes,
             workspace,
+            root,
             running: HashMap::new(),
         }
+    }
+
+    /// The calls still running when the turn ended (its error, a crash), ended as failed.
+    pub fn unfinished(&mut self) -> Vec<SessionUpdate> {
+        self.running
+            .drain()
+            .map(|(call_id, _)| {
+                update(
+                    &call_id,
+                    ToolCallUpdateFields::new().status(ToolCallStatus::Failed),
+                )
+            })
+            .collect()
     }
 
     /// The updates an event makes (none for most); a subagent's events stay inside its call.
@@ -66,6 +89,7 @@ impl Updates {
                         category: *category,
                         changes: changes.clone(),
                         output: String::new(),
+                        last_sent: None,
                     },
                 );
                 let title = format!(
@@ -85,6 +109,18 @@ impl Updates {
                     return Vec::new();
                 };
                 running.output.push_str(delta);
+                // Only the end is kept: each update replaces the last.
+                if running.output.len() > 2 * LIVE_OUTPUT {
+                    running.output = tail(&running.output, LIVE_OUTPUT).to_string();
+                }
+                let now = Instant::now();
+                if running
+                    .last_sent
+                    .is_some_and(|sent| now.duration_since(sent) < LIVE_INTERVAL)
+                {
+                    return Vec::new();
+                }
+                running.last_sent = Some(now);
                 let shown = tail(&running.output, LIVE_OUTPUT);
                 vec![update(
                     call_id,
@@ -99,14 +135,14 @@ impl Updates {
                 };
                 let mut content = self.diffs(call_id, running.as_ref());
                 if content.is_empty() || status == ToolCallStatus::Failed {
-                    content.push(text_content(head(text, FINAL_OUTPUT)));
+                    content.push(text_content(tail(text, FINAL_OUTPUT)));
                 }
                 vec![update(
                     call_id,
                     ToolCallUpdateFields::new()
                         .status(status)
                         .content(content)
-                        .raw_output(Value::String(head(text, FINAL_OUTPUT).to_string())),
+                        .raw_output(Value::String(tail(text, FINAL_OUTPUT).to_string())),
                 )]
             }
             EventData::PlanUpdated { plan, .. } => {
@@ -160,8 +196,12 @@ impl Updates {
             .collect()
     }
 
+    /// `path` (relative to the workspace, or under its resolved form) from the editor's folder.
     fn absolute(&self, path: &str) -> PathBuf {
-        PathBuf::from(&self.workspace).join(path)
+        let inside = std::path::Path::new(path)
+            .strip_prefix(&self.workspace)
+            .unwrap_or(std::path::Path::new(path));
+        self.root.join(inside)
     }
 }
 
@@ -198,15 +238,6 @@ fn plan_status(status: PlanStatus) -> PlanEntryStatus {
     }
 }
 
-/// The first `limit` bytes of `text`, on a character boundary.
-fn head(text: &str, limit: usize) -> &str {
-    let mut end = text.len().min(limit);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 /// The last `limit` bytes of `text`, on a character boundary.
 fn tail(text: &str, limit: usize) -> &str {
     let mut start = text.len().saturating_sub(limit);
@@ -233,7 +264,7 @@ mod tests {
 
     #[test]
     fn a_command_streams_its_output_and_ends_completed() {
-        let mut updates = Updates::new(Arc::default(), "/w".into());
+        let mut updates = Updates::new(Arc::default(), "/w".into(), PathBuf::from("/w"));
         let start = updates.of(&event(EventData::ToolCallStart {
             call_id: "c1".into(),
             tool_name: "shell".into(),
@@ -269,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_subagent_s_events_are_not_the_turn_s() {
-        let mut updates = Updates::new(Arc::default(), "/w".into());
+        let mut updates = Updates::new(Arc::default(), "/w".into(), PathBuf::from("/w"));
         let mut delta = event(EventData::AssistantTextDelta {
             delta: "child".into(),
         });
@@ -283,7 +314,32 @@ mod tests {
 
     #[test]
     fn cuts_keep_whole_characters() {
-        assert_eq!(head("héllo", 2), "h");
         assert_eq!(tail("héllo", 4), "llo");
+        assert_eq!(tail("héllo", 5), "éllo");
+    }
+
+    #[test]
+    fn paths_start_from_the_folder_the_editor_named() {
+        let updates = Updates::new(Arc::default(), "/private/tmp/w".into(), PathBuf::from("/tmp/w"));
+        assert_eq!(updates.absolute("a.txt"), PathBuf::from("/tmp/w/a.txt"));
+        assert_eq!(
+            updates.absolute("/private/tmp/w/src/b.rs"),
+            PathBuf::from("/tmp/w/src/b.rs")
+        );
+    }
+
+    #[test]
+    fn a_call_left_running_ends_failed() {
+        let mut updates = Updates::new(Arc::default(), "/w".into(), PathBuf::from("/w"));
+        updates.of(&event(EventData::ToolCallStart {
+            call_id: "c1".into(),
+            tool_name: "shell".into(),
+            arguments: json!({"command": "sleep 9"}),
+            category: ToolCategory::Command,
+            changes: Vec::new(),
+        }));
+        let ended = serde_json::to_value(&updates.unfinished()[0]).unwrap();
+        assert_eq!(ended["status"], "failed");
+        assert!(updates.unfinished().is_empty());
     }
 }

@@ -166,6 +166,12 @@ impl SessionHandle {
         self.control.abort();
     }
 
+    /// Forgets a cancel that came after its input had ended (a client's late cancel), so
+    /// it cannot stop the next input at its start; an abort stays.
+    pub fn clear_cancel(&self) {
+        self.control.clear_cancel();
+    }
+
     /// The steering messages the model has not seen yet, taken back (e.g. typed while its
     /// final answer streamed: the application may send them as the next input instead).
     pub fn take_steering(&self) -> Vec<String> {
