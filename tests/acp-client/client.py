@@ -5,7 +5,8 @@ mode, sends one prompt (text, plus resource links with --link), answers permissi
 with --option (none: cancelled), cancels after --cancel-after seconds, and prints what it saw
 as one JSON object on standard output.
 
-usage: client.py PROMPT [--cwd DIR] [--option ID] [--mode ID] [--link PATH]... [--cancel-after S] -- AGENT ARGS...
+usage: client.py PROMPT [--cwd DIR] [--option ID] [--mode ID] [--link PATH]... [--cancel-after S]
+                 [--quit-after S] -- AGENT ARGS...
 """
 
 import argparse
@@ -59,6 +60,7 @@ async def main() -> int:
     parser.add_argument("--mode")
     parser.add_argument("--link", action="append", default=[])
     parser.add_argument("--cancel-after", type=float)
+    parser.add_argument("--quit-after", type=float)
     args, agent = parser.parse_args(argv[:split]), argv[split + 1 :]
     recorder = Recorder(args.option)
     cwd = os.path.abspath(args.cwd)
@@ -83,7 +85,13 @@ async def main() -> int:
         if args.cancel_after is not None:
             await asyncio.sleep(args.cancel_after)
             await conn.cancel(session_id=session.session_id)
-        response = await asyncio.wait_for(turn, timeout=300)
+        stop_reason = None
+        if args.quit_after is not None:
+            # The editor goes away mid-turn: its end of the pipes closes.
+            await asyncio.sleep(args.quit_after)
+            turn.cancel()
+        else:
+            stop_reason = (await asyncio.wait_for(turn, timeout=300)).stop_reason
     print(
         json.dumps(
             {
@@ -91,7 +99,7 @@ async def main() -> int:
                 "agent_capabilities": as_json(init.agent_capabilities),
                 "session_id": session.session_id,
                 "modes": as_json(session.modes) if session.modes else None,
-                "stop_reason": response.stop_reason,
+                "stop_reason": stop_reason,
                 "updates": recorder.updates,
                 "permissions": recorder.permissions,
             }

@@ -210,9 +210,16 @@ async fn a_cancel_during_a_long_command_kills_it_and_answers_cancelled() {
 /// A link attaches the file it names, read as the file tools read: one outside the
 /// workspace is not attached (its path stays a word of the prompt).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resource_link_attaches_the_file_it_names_inside_the_workspace_only() {
+async fn a_resource_link_attaches_the_file_it_names_inside_the_workspace_only_and_commands_are_offered() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("notes.txt"), "the notes' own words\n").unwrap();
+    std::fs::create_dir(work.path().join(".agent")).unwrap();
+    std::fs::create_dir(work.path().join(".agent/commands")).unwrap();
+    std::fs::write(
+        work.path().join(".agent/commands/review.md"),
+        "---\ndescription: Review files\nargument-hint: FILES\n---\nReview $ARGUMENTS with care.\n",
+    )
+    .unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let secret = elsewhere.path().join("secret.txt");
     std::fs::write(&secret, "a secret outside the workspace\n").unwrap();
@@ -221,7 +228,7 @@ async fn a_resource_link_attaches_the_file_it_names_inside_the_workspace_only() 
         work.path(),
         &llm,
         &[
-            "summarise these",
+            "/review these",
             "--link",
             "notes.txt",
             "--link",
@@ -234,4 +241,42 @@ async fn a_resource_link_attaches_the_file_it_names_inside_the_workspace_only() 
     let body = &llm.requests()[0].body;
     assert!(body.contains("the notes' own words"), "{body}");
     assert!(!body.contains("a secret outside the workspace"), "{body}");
+    assert!(body.contains("was not attached"), "{body}");
+    // The commands menu offered the project's command, and `/review` sent its prompt.
+    let menu = &updates_of(&seen, "available_commands_update")[0]["availableCommands"];
+    assert_eq!(menu[0]["name"], "review", "{seen}");
+    assert_eq!(menu[0]["input"]["hint"], "FILES", "{seen}");
+    assert!(body.contains("Review these with care."), "{body}");
+}
+
+/// The editor goes away in the middle of a long command: the command does not outlive it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_leaves_mid_turn_leaves_no_command_behind() {
+    let work = tempfile::tempdir().unwrap();
+    let marker = format!("sleep 41.{}", std::process::id());
+    let llm = ScriptedServer::replying(calls_then(
+        vec![tool_use("t1", "shell", json!({"command": marker}))],
+        "never reached",
+    ))
+    .await;
+    let seen = client(
+        work.path(),
+        &llm,
+        &["wait a while", "--quit-after", "2"],
+        &["--approval", "auto"],
+    )
+    .await;
+    assert_eq!(seen["stop_reason"], Value::Null);
+    let started = updates_of(&seen, "tool_call");
+    assert_eq!(started.len(), 1, "the command was running: {seen}");
+    // The client has ended and waited for the agent; a hang guard only bounds the check.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !common::processes_with(&marker).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            common::processes_with(&marker)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

@@ -122,9 +122,17 @@ async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
                 // Opening a session loads configuration and starts servers: off the loop
                 // that dispatches messages.
                 let state = for_new.clone();
+                let connection = cx.clone();
                 cx.spawn(async move {
-                    let opened = state.open(request).await;
-                    let _ = responder.respond_with_result(opened);
+                    match state.open(request).await {
+                        Ok((opened, commands)) => {
+                            let _ = responder.respond(opened);
+                            let _ = connection.send_notification(commands);
+                        }
+                        Err(error) => {
+                            let _ = responder.respond_with_error(error);
+                        }
+                    }
                     Ok(())
                 })
             },

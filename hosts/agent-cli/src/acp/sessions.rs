@@ -7,11 +7,14 @@ use crate::chat::approvals::PendingQuestion;
 use crate::chat::file_changes::FileChanges;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    NewSessionRequest, NewSessionResponse, PromptRequest, SessionMode, SessionModeState, StopReason,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, NewSessionRequest, NewSessionResponse,
+    PromptRequest, SessionMode, SessionModeState, SessionNotification, SessionUpdate, StopReason,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::{self as acp, Client};
 use agent_host::approval::ApprovalMode;
 use agent_host::embed::SessionHandle;
+use agent_host::extensions::CustomCommand;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -48,6 +51,8 @@ pub struct AcpSession {
     pub workspace: String,
     /// The folder as the editor named it, which paths sent to it start from.
     pub root: PathBuf,
+    /// The custom commands (.agent/commands, the user's): `/NAME arguments` sends one's prompt.
+    pub commands: Vec<CustomCommand>,
 }
 
 /// The connection's sessions, by id (agent-host's session ids).
@@ -75,8 +80,12 @@ impl Sessions {
         }
     }
 
-    /// `session/new`: a session in `cwd`, configured as `chat` would be there.
-    pub async fn open(&self, request: NewSessionRequest) -> Result<NewSessionResponse, acp::Error> {
+    /// `session/new`: a session in `cwd`, configured as `chat` would be there; with the
+    /// update that offers its custom commands, sent once the client has the session's id.
+    pub async fn open(
+        &self,
+        request: NewSessionRequest,
+    ) -> Result<(NewSessionResponse, SessionNotification), acp::Error> {
         if !request.cwd.is_absolute() {
             return Err(invalid(format!(
                 "cwd must be an absolute path, not {}",
@@ -121,15 +130,33 @@ impl Sessions {
             running: false,
         };
         lock(&self.controls).insert(id.clone(), control);
+        let commands = crate::custom_commands(&args.env, std::path::Path::new(&workspace));
+        let menu = commands
+            .iter()
+            .map(|command| {
+                let offered = AvailableCommand::new(command.name.clone(), command.summary());
+                match &command.argument_hint {
+                    Some(hint) => offered.input(AvailableCommandInput::Unstructured(
+                        UnstructuredCommandInput::new(hint.clone()),
+                    )),
+                    None => offered,
+                }
+            })
+            .collect();
+        let announce = SessionNotification::new(
+            id.clone(),
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(menu)),
+        );
         let session = AcpSession {
             agent,
             questions: prepared.questions,
             changes: prepared.changes,
             workspace,
             root: request.cwd,
+            commands,
         };
         lock(&self.open).insert(id.clone(), Arc::new(tokio::sync::Mutex::new(session)));
-        Ok(NewSessionResponse::new(id).modes(modes(current)))
+        Ok((NewSessionResponse::new(id).modes(modes(current)), announce))
     }
 
     fn session(&self, id: &str) -> Result<Arc<tokio::sync::Mutex<AcpSession>>, acp::Error> {

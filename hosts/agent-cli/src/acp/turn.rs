@@ -27,6 +27,7 @@ pub async fn run(
         changes,
         workspace,
         root,
+        ..
     } = session;
     // A question an earlier turn's cancel withdrew must not be asked now.
     while let Ok(stale) = questions.try_recv() {
@@ -95,6 +96,13 @@ async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<S
             ContentBlock::Image(_) => return Err(refused("an image")),
             ContentBlock::Audio(_) => return Err(refused("audio")),
             _ => return Err(refused("this kind of content")),
+        }
+    }
+    // `/NAME arguments`, from the editor's commands menu: that command's prompt.
+    if let Some(typed) = text.strip_prefix('/') {
+        let (name, arguments) = typed.split_once(char::is_whitespace).unwrap_or((typed, ""));
+        if let Some(command) = agent_host::extensions::commands::find(&session.commands, name) {
+            text = command.expand(arguments);
         }
     }
     text.push_str(&attached);
