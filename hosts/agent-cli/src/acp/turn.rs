@@ -4,15 +4,13 @@
 use super::sessions::AcpSession;
 use super::updates::Updates;
 use crate::chat::agent::AgentWake;
+use crate::chat::compose;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, EmbeddedResourceResource, SessionId, SessionNotification, StopReason,
 };
 use agent_client_protocol::{self as acp, Client};
 use agent_host::protocol::StopReason as Ended;
-
-/// The most of a linked file attached, as the chat's `@path` attaches.
-const ATTACH_LIMIT: usize = 256 * 1024;
 
 pub async fn run(
     cx: &ConnectionTo<Client>,
@@ -89,7 +87,11 @@ async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<S
             ContentBlock::ResourceLink(link) => attached.push_str(&linked_file(&env, &link.uri).await),
             ContentBlock::Resource(resource) => match resource.resource {
                 EmbeddedResourceResource::TextResourceContents(contents) => {
-                    attached.push_str(&file_block(&file_path(&contents.uri), &contents.text, None));
+                    attached.push_str(&compose::file_block(
+                        &file_path(&contents.uri),
+                        &contents.text,
+                        None,
+                    ));
                 }
                 _ => return Err(refused("a binary embedded resource")),
             },
@@ -109,56 +111,28 @@ async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<S
     Ok(text)
 }
 
-/// A linked file as a block of the input, cut at [`ATTACH_LIMIT`]; one that cannot be read
+/// A linked file as a block of the input, cut at [`compose::ATTACH_LIMIT`]; one that cannot be read
 /// (outside the workspace, denied, missing) is named with why, so the model and the user
 /// know it was not attached.
 async fn linked_file(env: &std::sync::Arc<dyn agent_host::Environment>, uri: &str) -> String {
     let path = file_path(uri);
     match env.read_file(&path, None).await {
         Ok(bytes) => {
-            let cut = (bytes.len() > ATTACH_LIMIT).then_some(bytes.len());
-            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(ATTACH_LIMIT)]);
-            file_block(&path, &text, cut)
+            let cut = (bytes.len() > compose::ATTACH_LIMIT).then_some(bytes.len());
+            let text = String::from_utf8_lossy(&bytes[..bytes.len().min(compose::ATTACH_LIMIT)]);
+            compose::file_block(&path, &text, cut)
         }
         Err(error) => format!("\n\n[{path} was not attached: {error}]"),
     }
 }
 
-fn file_block(path: &str, text: &str, cut_from: Option<usize>) -> String {
-    let mut block = format!("\n\n<file path=\"{path}\">\n{text}");
-    if let Some(size) = cut_from {
-        block.push_str(&format!(
-            "\n[cut at {ATTACH_LIMIT} of {size} bytes: read the rest with the tools]"
-        ));
-    }
-    block.push_str("\n</file>");
-    block
-}
-
-/// The path of a `file://` URI, percent-decoded (another URI is taken as a path).
+/// The path a `file://` URI names, decoded (any other URI is taken as a path).
 fn file_path(uri: &str) -> String {
-    let path = uri.strip_prefix("file://").unwrap_or(uri);
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(high), Some(low)) => {
-                decoded.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            (byte, _, _) => {
-                decoded.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
+    url::Url::parse(uri)
+        .ok()
+        .filter(|url| url.scheme() == "file")
+        .and_then(|url| url.to_file_path().ok())
+        .map_or_else(|| uri.to_string(), |path| path.to_string_lossy().into_owned())
 }
 
 fn refused(what: &str) -> acp::Error {

@@ -11,7 +11,7 @@ use nucleo_matcher::{Config, Matcher};
 use std::sync::Arc;
 
 /// A file attached with `@` is cut after this many bytes (the model can read the rest).
-const ATTACH_LIMIT: usize = 256 * 1024;
+pub const ATTACH_LIMIT: usize = 256 * 1024;
 /// A `!command`'s output kept for the next input: its head and tail.
 const SHELL_KEEP: usize = 16 * 1024;
 /// How long a `!command` may run.
@@ -43,15 +43,8 @@ pub async fn attach_files(env: &Arc<dyn Environment>, message: &str) -> (String,
             continue;
         };
         let cut = bytes.len() > ATTACH_LIMIT;
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(ATTACH_LIMIT)]).into_owned();
-        blocks.push_str(&format!("\n\n<file path=\"{path}\">\n{text}"));
-        if cut {
-            blocks.push_str(&format!(
-                "\n[cut at {ATTACH_LIMIT} of {} bytes: read the rest with the tools]",
-                bytes.len()
-            ));
-        }
-        blocks.push_str("\n</file>");
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(ATTACH_LIMIT)]);
+        blocks.push_str(&file_block(path, &text, cut.then_some(bytes.len())));
         attached.push(Attached {
             path: path.to_string(),
             bytes: bytes.len(),
@@ -59,6 +52,19 @@ pub async fn attach_files(env: &Arc<dyn Environment>, message: &str) -> (String,
         });
     }
     (format!("{message}{blocks}"), attached)
+}
+
+/// A file's text as the model gets an attached file; `cut_from`: its whole size, when only
+/// the first [`ATTACH_LIMIT`] bytes are given.
+pub fn file_block(path: &str, text: &str, cut_from: Option<usize>) -> String {
+    let mut block = format!("\n\n<file path=\"{path}\">\n{text}");
+    if let Some(size) = cut_from {
+        block.push_str(&format!(
+            "\n[cut at {ATTACH_LIMIT} of {size} bytes: read the rest with the tools]"
+        ));
+    }
+    block.push_str("\n</file>");
+    block
 }
 
 /// A `!command` that ran, to tell the model with the next input.
