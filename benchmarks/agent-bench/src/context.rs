@@ -47,6 +47,21 @@ pub fn quick_for_tests(out: &Path) -> Context {
     }
 }
 
+/// `agent-host` (the binary under test) with none of this process's provider or agent-host
+/// settings, so that only what a benchmark sets applies.
+pub fn clean_agent_host(binary: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(absolute(binary));
+    for (name, _) in std::env::vars() {
+        if ["ANTHROPIC_", "OPENAI_", "GEMINI_", "AGENT_"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 pub fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }

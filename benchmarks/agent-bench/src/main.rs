@@ -2,6 +2,7 @@
 //! unit, target, met?). Each benchmark is a module; `--only` picks some, `--quick` shrinks
 //! every size so the whole suite checks itself in seconds (its figures then mean nothing).
 
+mod acp;
 mod compaction;
 mod concurrency;
 mod context;
@@ -75,6 +76,7 @@ enum Bench {
     Queue,
     Parallel,
     Markdown,
+    Acp,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -93,7 +95,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 10] = [
+    let suites: [(Bench, &str, Suite); 11] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -108,6 +110,7 @@ fn main() -> anyhow::Result<()> {
         (Bench::Queue, "distributed batch", queue::run),
         (Bench::Parallel, "parallelism", parallel::run),
         (Bench::Markdown, "rendering markdown", markdown::run),
+        (Bench::Acp, "editors over ACP", acp::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {

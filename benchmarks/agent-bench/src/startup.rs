@@ -9,7 +9,7 @@ use crate::stats::{median, millis};
 use crate::table::{Row, Target};
 use anyhow::Context as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 pub fn run(ctx: &Context) -> anyhow::Result<Vec<Row>> {
@@ -86,15 +86,7 @@ impl Launcher<'_> {
 
     fn run(&self, extra: &[&str]) -> anyhow::Result<Timed> {
         let before = self.server.first_bytes().len();
-        let mut command = Command::new(&self.ctx.agent_host);
-        for (name, _) in std::env::vars() {
-            if ["ANTHROPIC_", "OPENAI_", "GEMINI_", "AGENT_"]
-                .iter()
-                .any(|prefix| name.starts_with(prefix))
-            {
-                command.env_remove(name);
-            }
-        }
+        let mut command = crate::context::clean_agent_host(&self.ctx.agent_host);
         command
             .args(["run", "--provider", "anthropic", "--cwd"])
             .arg(self.workspace)

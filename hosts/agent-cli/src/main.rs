@@ -209,7 +209,12 @@ fn main() -> ExitCode {
 async fn async_main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG").unwrap_or_else(|_| "warn".into()),
+            // The ACP library warns of every error answer it sends, which agent-host words itself.
+            tracing_subscriber::EnvFilter::try_from_env("AGENT_HOST_LOG")
+                .unwrap_or_else(|_| "warn,agent_client_protocol=error".into()),
+        )
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none(),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -364,6 +369,7 @@ pub(crate) async fn host_for(
     (env, env_options): (Arc<dyn Environment>, &EnvOptions),
     plugins: &PluginOptions,
     config: &mut agent_protocol::SessionConfig,
+    added_mcp: McpSpecs,
 ) -> Result<(Host, McpServers), (u8, String)> {
     // A trusted project's hooks and MCP servers are the repository's files, which commands
     // can rewrite: they run in the commands' sandbox (none for a remote session, which
@@ -374,7 +380,7 @@ pub(crate) async fn host_for(
         None => hooks.clone(),
     });
     let policy = policy.with_hooks(hooks);
-    let extras = host_tools(env, env_options, plugins, project_sandbox)
+    let extras = host_tools(env, env_options, plugins, project_sandbox, added_mcp)
         .await
         .map_err(|message| (exit::USAGE, message))?;
     config.user_instructions = extras.instructions;
@@ -384,6 +390,9 @@ pub(crate) async fn host_for(
         .map_err(|message| (exit::AGENT_ERROR, message))?;
     Ok((host, extras.mcp))
 }
+
+/// MCP server entries by name, as `[mcp_servers.NAME]` holds them.
+pub(crate) type McpSpecs = std::collections::BTreeMap<String, agent_host::host_tools::mcp::McpServerSpec>;
 
 /// The configured MCP servers as they started (`None`: none configured), for `/mcp`.
 pub(crate) type McpServers = Option<Arc<agent_host::host_tools::mcp::StartedServers>>;
@@ -404,6 +413,7 @@ async fn host_tools(
     env_options: &EnvOptions,
     plugin_options: &PluginOptions,
     project_sandbox: Option<Arc<agent_host::sandbox::Sandbox>>,
+    added_mcp: McpSpecs,
 ) -> Result<HostExtras, String> {
     // A remote workspace's configuration file is not read: it would run commands here.
     let local_workspace = match env_options.env.as_deref() {
@@ -417,7 +427,19 @@ async fn host_tools(
     let (_plugins, plugin_tools) =
         load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
     tools.extend(plugin_tools);
-    let mcp = mcp_servers(&settings.mcp_servers, local_workspace.as_deref(), project_sandbox).await;
+    // Servers a client added (`agent-host acp`) beside the configured ones, which keep their names.
+    let mut specs = settings.mcp_servers.clone();
+    for (name, spec) in added_mcp {
+        match specs.contains_key(&name) {
+            true => eprintln!(
+                "agent-host: warning: the client's MCP server {name} is left out: the configuration has one of that name"
+            ),
+            false => {
+                specs.insert(name, spec);
+            }
+        }
+    }
+    let mcp = mcp_servers(&specs, local_workspace.as_deref(), project_sandbox).await;
     // Skills: the project's only from a local workspace (a remote one's files are there).
     let user_dir = agent_host::extensions::user_dir();
     let (skills, problems) = agent_host::extensions::skills::discover(

@@ -190,6 +190,7 @@ async fn prepare_server(
         (env.clone(), &env_options),
         &args.plugins,
         &mut config,
+        Default::default(),
     )
     .await?;
     Ok(agent_host::embed::mcp_server::AgentServer::new(host, config, env))

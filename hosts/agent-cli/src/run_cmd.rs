@@ -262,6 +262,7 @@ pub(crate) async fn run(
         (env.clone(), &env_options),
         &plugin_options,
         &mut config,
+        Default::default(),
     )
     .await
     {

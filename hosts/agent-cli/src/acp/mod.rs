@@ -5,7 +5,11 @@
 //! events become `session/update`s and its approval questions `session/request_permission`.
 //! Standard output carries only protocol messages; logs go to standard error.
 
+mod editor_files;
+mod mcp_servers;
 mod permission;
+mod prompt_images;
+mod replay;
 mod sessions;
 mod turn;
 mod updates;
@@ -13,14 +17,18 @@ mod updates;
 use crate::chat::ChatArgs;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
+    CancelNotification, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{self as acp, Agent, Client, Stdio};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+
+/// The one authentication method: a key agent-host finds itself (nothing to do in the editor).
+const AUTH_METHOD: &str = "environment";
 
 /// `agent-host acp`: the options every session starts from, as for `chat`.
 #[derive(clap::Args)]
@@ -94,24 +102,48 @@ pub async fn serve(component: PathBuf, args: AcpArgs) -> ExitCode {
 }
 
 async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
-    let (for_new, for_prompt, for_cancel, for_mode) = (state.clone(), state.clone(), state.clone(), state);
+    let (for_init, for_auth, for_new, for_load) =
+        (state.clone(), state.clone(), state.clone(), state.clone());
+    let (for_prompt, for_cancel, for_mode) = (state.clone(), state.clone(), state);
     Agent
         .v1()
         .name("agent-host")
         .on_receive_request(
-            async move |_request: InitializeRequest,
+            async move |request: InitializeRequest,
                         responder: acp::v1::Responder<InitializeResponse>,
                         _cx: ConnectionTo<Client>| {
+                let fs = &request.client_capabilities.fs;
+                for_init.set_client_files(editor_files::ClientFiles {
+                    read: fs.read_text_file,
+                    write: fs.write_text_file,
+                });
                 // Version 1 is the one this agent speaks, whatever the client offers.
                 responder.respond(
                     InitializeResponse::new(acp::schema::ProtocolVersion::V1)
                         .agent_capabilities(
                             AgentCapabilities::new()
-                                .load_session(false)
-                                .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                                .load_session(true)
+                                .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
+                                .mcp_capabilities(McpCapabilities::new().http(true)),
                         )
+                        .auth_methods(vec![AuthMethod::Agent(
+                            AuthMethodAgent::new(AUTH_METHOD, "API key in agent-host's environment").description(
+                                "agent-host reads the provider's key from its variable (ANTHROPIC_API_KEY, \
+                                 OPENAI_API_KEY, GEMINI_API_KEY, or an endpoint's key_env) or from config.toml: \
+                                 set it where the editor starts agent-host (in Zed, the agent server's env) \
+                                 and restart the agent",
+                            ),
+                        )])
                         .agent_info(Implementation::new("agent-host", env!("CARGO_PKG_VERSION"))),
                 )
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_request: AuthenticateRequest,
+                        responder: acp::v1::Responder<AuthenticateResponse>,
+                        _cx: ConnectionTo<Client>| {
+                responder.respond_with_result(for_auth.check_credentials().map(|()| AuthenticateResponse::new()))
             },
             acp::on_receive_request!(),
         )
@@ -124,10 +156,34 @@ async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
                 let state = for_new.clone();
                 let connection = cx.clone();
                 cx.spawn(async move {
-                    match state.open(request).await {
+                    match state.open(&connection, request).await {
                         Ok((opened, commands)) => {
                             let _ = responder.respond(opened);
                             let _ = connection.send_notification(commands);
+                        }
+                        Err(error) => {
+                            let _ = responder.respond_with_error(error);
+                        }
+                    }
+                    Ok(())
+                })
+            },
+            acp::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest,
+                        responder: acp::v1::Responder<LoadSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let state = for_load.clone();
+                let connection = cx.clone();
+                cx.spawn(async move {
+                    match state.load(&connection, request).await {
+                        // The conversation is replayed before the answer, as the protocol asks.
+                        Ok((loaded, updates)) => {
+                            for update in updates {
+                                let _ = connection.send_notification(update);
+                            }
+                            let _ = responder.respond(loaded);
                         }
                         Err(error) => {
                             let _ = responder.respond_with_error(error);

@@ -1,6 +1,7 @@
 //! Approval questions as `session/request_permission`: allow once, allow always (what the
-//! question's "always" covers: a tool, or commands of one shape), reject. A client that
-//! cancels the question (its user cancelled the turn) is a refusal.
+//! question's "always" covers: a tool, or commands of one shape), reject, reject always (the
+//! same scope refused for the rest of the session). A client that cancels the question (its
+//! user cancelled the turn) is a refusal.
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -13,6 +14,7 @@ use agent_host::approval::{ApprovalAnswer, ApprovalQuestion};
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
 const REJECT: &str = "reject_once";
+const REJECT_ALWAYS: &str = "reject_always";
 
 /// Asks the client; its answer, or a refusal saying why there was none.
 pub async fn ask(
@@ -67,6 +69,13 @@ fn options(question: &ApprovalQuestion) -> Vec<PermissionOption> {
         "Reject",
         PermissionOptionKind::RejectOnce,
     ));
+    if let Some(always) = &question.always {
+        options.push(PermissionOption::new(
+            REJECT_ALWAYS,
+            format!("Always reject {always} in this session"),
+            PermissionOptionKind::RejectAlways,
+        ));
+    }
     options
 }
 
@@ -75,6 +84,7 @@ fn answer(outcome: &RequestPermissionOutcome) -> ApprovalAnswer {
         RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
             ALLOW_ONCE => ApprovalAnswer::Once,
             ALLOW_ALWAYS => ApprovalAnswer::Always,
+            REJECT_ALWAYS => ApprovalAnswer::Never { reason: None },
             _ => ApprovalAnswer::Deny { reason: None },
         },
         _ => ApprovalAnswer::Deny {
@@ -95,7 +105,7 @@ mod tests {
         };
         assert_eq!(
             names(&ApprovalQuestion::sample(true)),
-            [ALLOW_ONCE, ALLOW_ALWAYS, REJECT]
+            [ALLOW_ONCE, ALLOW_ALWAYS, REJECT, REJECT_ALWAYS]
         );
         assert_eq!(names(&ApprovalQuestion::sample(false)), [ALLOW_ONCE, REJECT]);
     }
@@ -107,6 +117,10 @@ mod tests {
         assert_eq!(answer(&chosen(ALLOW_ONCE)), ApprovalAnswer::Once);
         assert_eq!(answer(&chosen(ALLOW_ALWAYS)), ApprovalAnswer::Always);
         assert_eq!(answer(&chosen(REJECT)), ApprovalAnswer::Deny { reason: None });
+        assert_eq!(
+            answer(&chosen(REJECT_ALWAYS)),
+            ApprovalAnswer::Never { reason: None }
+        );
         assert!(matches!(
             answer(&RequestPermissionOutcome::Cancelled),
             ApprovalAnswer::Deny { reason: Some(_) }

@@ -2,19 +2,23 @@
 //! `chat::agent::Agent`) in the folder the client names, with the approval questions it asks.
 
 use super::AcpArgs;
+use super::editor_files::{ClientFiles, EditorFiles, EditorLink};
 use crate::chat::agent::{Agent, Mode};
 use crate::chat::approvals::PendingQuestion;
 use crate::chat::file_changes::FileChanges;
+use crate::chat::setup::FromEditor;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, NewSessionRequest, NewSessionResponse,
-    PromptRequest, SessionMode, SessionModeState, SessionNotification, SessionUpdate, StopReason,
-    UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, LoadSessionRequest,
+    LoadSessionResponse, McpServer, NewSessionRequest, NewSessionResponse, PromptRequest, SessionId,
+    SessionMode, SessionModeState, SessionNotification, SessionUpdate, StopReason, UnstructuredCommandInput,
 };
 use agent_client_protocol::{self as acp, Client};
 use agent_host::approval::ApprovalMode;
 use agent_host::embed::SessionHandle;
 use agent_host::extensions::CustomCommand;
+use agent_host::persist::{PersistError, StoredSession};
+use agent_protocol::Turn;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -53,12 +57,23 @@ pub struct AcpSession {
     pub root: PathBuf,
     /// The custom commands (.agent/commands, the user's): `/NAME arguments` sends one's prompt.
     pub commands: Vec<CustomCommand>,
+    /// What to check when the endpoint rejects the key.
+    pub credential_hint: Option<String>,
+}
+
+/// A session just started: its id, mode and the update offering its commands.
+struct Started {
+    id: String,
+    mode: ApprovalMode,
+    commands: SessionNotification,
 }
 
 /// The connection's sessions, by id (agent-host's session ids).
 pub struct Sessions {
     component: PathBuf,
     args: AcpArgs,
+    /// The text-file methods the client offered at `initialize`.
+    client_files: Mutex<ClientFiles>,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<AcpSession>>>>,
     /// Each session's controls, reachable while a turn holds the session (to cancel it).
     controls: Mutex<HashMap<String, Control>>,
@@ -75,6 +90,7 @@ impl Sessions {
         Self {
             component,
             args,
+            client_files: Mutex::default(),
             open: Mutex::default(),
             controls: Mutex::default(),
         }
@@ -84,25 +100,105 @@ impl Sessions {
     /// update that offers its custom commands, sent once the client has the session's id.
     pub async fn open(
         &self,
+        cx: &ConnectionTo<Client>,
         request: NewSessionRequest,
     ) -> Result<(NewSessionResponse, SessionNotification), acp::Error> {
-        if !request.cwd.is_absolute() {
+        let started = self.start(cx, request.cwd, &request.mcp_servers, None).await?;
+        let response = NewSessionResponse::new(started.id).modes(modes(started.mode));
+        Ok((response, started.commands))
+    }
+
+    /// `session/load`: a saved session of this machine re-entered in `cwd`, with the updates
+    /// that replay its conversation (sent before the answer) and its commands.
+    pub async fn load(
+        &self,
+        cx: &ConnectionTo<Client>,
+        request: LoadSessionRequest,
+    ) -> Result<(LoadSessionResponse, Vec<SessionNotification>), acp::Error> {
+        let id = request.session_id.0.to_string();
+        if lock(&self.open).contains_key(&id) {
             return Err(invalid(format!(
-                "cwd must be an absolute path, not {}",
-                request.cwd.display()
+                "session {id} is open on this connection already"
             )));
         }
-        if !request.mcp_servers.is_empty() {
-            tracing::warn!(
-                "the client's {} MCP servers are not started: agent-host acp does not take MCP servers from \
-                 session/new yet (configure them in config.toml)",
-                request.mcp_servers.len()
-            );
+        if self.args.persist.no_persist {
+            return Err(invalid(
+                "agent-host acp runs with --no-persist: no session is saved, so none can be loaded",
+            ));
         }
-        let args = self.args.chat_args(request.cwd.clone());
-        let prepared = crate::chat::setup::prepare(&self.component, &args)
-            .await
-            .map_err(|(_, message)| internal(message))?;
+        let store = crate::sessions::default_store().map_err(internal)?;
+        let stored = match store.load(&id) {
+            Ok(stored) if stored.meta.endpoint.is_empty() => {
+                return Err(invalid(format!(
+                    "session {id} never started: there is nothing to load"
+                )));
+            }
+            Ok(stored) => stored,
+            Err(PersistError::NotFound(_)) => {
+                return Err(
+                    agent_client_protocol::v1::schema::Error::session_not_found(request.session_id).into(),
+                );
+            }
+            Err(error) => return Err(invalid(format!("cannot load session {id}: {error}"))),
+        };
+        let started = self
+            .start(cx, request.cwd, &request.mcp_servers, Some(&stored))
+            .await?;
+        let session = self.session(&started.id)?;
+        let history = session.lock().await.agent.session().history_json().await;
+        let turns: Vec<Turn> = history
+            .ok()
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        let session_id = SessionId::new(started.id.clone());
+        let mut updates: Vec<SessionNotification> = super::replay::updates(&turns)
+            .into_iter()
+            .map(|update| SessionNotification::new(session_id.clone(), update))
+            .collect();
+        updates.push(started.commands);
+        Ok((LoadSessionResponse::new().modes(modes(started.mode)), updates))
+    }
+
+    /// A session in `cwd` (a saved one re-entered when `resume` names it), with the
+    /// client's MCP servers and, when the client offers them, its text files.
+    async fn start(
+        &self,
+        cx: &ConnectionTo<Client>,
+        cwd: PathBuf,
+        mcp_servers: &[McpServer],
+        resume: Option<&StoredSession>,
+    ) -> Result<Started, acp::Error> {
+        if !cwd.is_absolute() {
+            return Err(invalid(format!(
+                "cwd must be an absolute path, not {}",
+                cwd.display()
+            )));
+        }
+        let (mcp_servers, left_out) = super::mcp_servers::from_client(mcp_servers);
+        for why in left_out {
+            eprintln!("agent-host: warning: {}", crate::terminal_text::one_line(&why));
+        }
+        let offered = *lock(&self.client_files);
+        let link = EditorLink::new(cx.clone(), offered, cwd.clone());
+        let beneath_link = link.clone();
+        let editor = FromEditor {
+            beneath: (offered.read || offered.write).then(|| {
+                Box::new(move |base: Arc<dyn agent_host::Environment>| {
+                    Arc::new(EditorFiles::new(base, beneath_link)) as Arc<dyn agent_host::Environment>
+                }) as _
+            }),
+            mcp_servers,
+        };
+        let args = self.args.chat_args(cwd.clone());
+        let prepared = match crate::chat::setup::prepare(&self.component, &args, editor).await {
+            Ok(prepared) => prepared,
+            Err((_, message)) => {
+                return Err(match crate::chat::setup::missing_credentials(&args) {
+                    Some(why) => auth_required(why),
+                    None => internal(message),
+                });
+            }
+        };
         let store = match args.persist.no_persist {
             true => None,
             false => Some(crate::sessions::default_store().map_err(internal)?),
@@ -118,12 +214,13 @@ impl Sessions {
             prepared.config,
             store,
             prepared.changes.clone(),
-            None,
+            resume,
             mode,
         )
         .await
         .map_err(|e| internal(crate::sessions::start_failure(e).1))?;
         let id = agent.session_id().to_string();
+        link.bind(SessionId::new(id.clone()));
         let current = agent.approval();
         let control = Control {
             handle: agent.control(),
@@ -152,11 +249,32 @@ impl Sessions {
             questions: prepared.questions,
             changes: prepared.changes,
             workspace,
-            root: request.cwd,
+            root: cwd,
             commands,
+            credential_hint: prepared.credential_hint,
         };
         lock(&self.open).insert(id.clone(), Arc::new(tokio::sync::Mutex::new(session)));
-        Ok((NewSessionResponse::new(id).modes(modes(current)), announce))
+        Ok(Started {
+            id,
+            mode: current,
+            commands: announce,
+        })
+    }
+
+    /// `authenticate`: agent-host takes keys from its environment and configuration files
+    /// only, so this checks that one is there (for sessions in the folder agent-host was
+    /// started in) and otherwise says where to set it.
+    pub fn check_credentials(&self) -> Result<(), acp::Error> {
+        let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        match crate::chat::setup::missing_credentials(&self.args.chat_args(here)) {
+            Some(why) => Err(auth_required(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// What the client offered at `initialize`, for the sessions it opens next.
+    pub fn set_client_files(&self, offered: ClientFiles) {
+        *lock(&self.client_files) = offered;
     }
 
     fn session(&self, id: &str) -> Result<Arc<tokio::sync::Mutex<AcpSession>>, acp::Error> {
@@ -258,6 +376,15 @@ fn modes(current: ApprovalMode) -> SessionModeState {
 
 fn invalid(message: impl Into<String>) -> acp::Error {
     acp::Error::invalid_params().data(message.into())
+}
+
+/// No key: the client shows its authentication methods, which say where keys are set.
+pub fn auth_required(why: impl Into<String>) -> acp::Error {
+    acp::Error::auth_required().data(format!(
+        "{} (agent-host reads keys from the environment it is started with, or config.toml; \
+         set one and restart the agent)",
+        why.into()
+    ))
 }
 
 fn internal(message: impl Into<String>) -> acp::Error {

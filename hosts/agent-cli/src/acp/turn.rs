@@ -25,6 +25,7 @@ pub async fn run(
         changes,
         workspace,
         root,
+        credential_hint,
         ..
     } = session;
     // A question an earlier turn's cancel withdrew must not be asked now.
@@ -58,7 +59,11 @@ pub async fn run(
                         send(update)?;
                     }
                     if let Some(error) = settled.error {
-                        return Err(acp::Error::internal_error().data(error));
+                        return Err(match (settled.auth_error, credential_hint.as_deref()) {
+                            (true, Some(hint)) => super::sessions::auth_required(format!("{error}: {hint}")),
+                            (true, None) => super::sessions::auth_required(error),
+                            (false, _) => acp::Error::internal_error().data(error),
+                        });
                     }
                     return Ok(settled.outcome.map_or(StopReason::EndTurn, |o| stop_reason(o.stop_reason)));
                 }
@@ -66,6 +71,9 @@ pub async fn run(
             Some(question) = questions.recv() => {
                 if question.withdrawn() {
                     continue;
+                }
+                if let Some(introduced) = updates.introduce(&question.question) {
+                    send(introduced)?;
                 }
                 let answer = super::permission::ask(cx, session_id, &question.question).await;
                 question.reply(answer);
@@ -75,13 +83,13 @@ pub async fn run(
 }
 
 /// The prompt as one input: its text, the files its resource links name (read as the file
-/// tools read, through the session's environment and its rules), and the text of its
-/// embedded resources. Images and audio are refused: the session does not take them yet.
+/// tools read, through the session's environment and its rules), the text of its embedded
+/// resources, and its images as files the model opens with read_file. Audio is refused.
 async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<String, acp::Error> {
     let env = session.agent.environment();
     let mut text = String::new();
     let mut attached = String::new();
-    for block in prompt {
+    for (number, block) in prompt.into_iter().enumerate() {
         match block {
             ContentBlock::Text(block) => text.push_str(&block.text),
             ContentBlock::ResourceLink(link) => attached.push_str(&linked_file(&env, &link.uri).await),
@@ -95,7 +103,10 @@ async fn input_text(session: &AcpSession, prompt: Vec<ContentBlock>) -> Result<S
                 }
                 _ => return Err(refused("a binary embedded resource")),
             },
-            ContentBlock::Image(_) => return Err(refused("an image")),
+            ContentBlock::Image(image) => {
+                let scratch = env.scratch_directory();
+                attached.push_str(&super::prompt_images::attach(scratch.as_deref(), &image, number)?);
+            }
             ContentBlock::Audio(_) => return Err(refused("audio")),
             _ => return Err(refused("this kind of content")),
         }
@@ -137,7 +148,7 @@ fn file_path(uri: &str) -> String {
 
 fn refused(what: &str) -> acp::Error {
     acp::Error::invalid_params().data(format!(
-        "agent-host does not take {what} in a prompt yet: send text, resource links or text resources"
+        "agent-host does not take {what} in a prompt yet: send text, images, resource links or text resources"
     ))
 }
 

@@ -8,6 +8,7 @@ use agent_client_protocol::v1::schema::{
     ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
     ToolKind,
 };
+use agent_host::approval::ApprovalQuestion;
 use agent_host::embed::Event;
 use agent_host::protocol::ToolCategory;
 use agent_host::protocol::event::{EventData, PlanStatus, ToolOutcome};
@@ -43,6 +44,9 @@ pub struct Updates {
     /// The folder as the editor named it: paths sent to it start from there.
     root: PathBuf,
     running: HashMap<String, Running>,
+    /// Calls of subagents the client was asked about: shown from their question to their end
+    /// (a subagent's other calls stay inside its own call).
+    asked: std::collections::HashSet<String>,
 }
 
 impl Updates {
@@ -52,14 +56,42 @@ impl Updates {
             workspace,
             root,
             running: HashMap::new(),
+            asked: Default::default(),
         }
+    }
+
+    /// A question about a call the client has not been shown (a subagent's): the
+    /// `tool_call` that introduces it, so the permission request names a call it knows.
+    pub fn introduce(&mut self, question: &ApprovalQuestion) -> Option<SessionUpdate> {
+        if self.running.contains_key(&question.call_id) || !self.asked.insert(question.call_id.clone()) {
+            return None;
+        }
+        let arguments = serde_json::from_str(&question.arguments_json).unwrap_or(Value::Null);
+        let kind = match question.tool_name.as_str() {
+            "shell" => ToolKind::Execute,
+            "write_file" | "edit_file" | "apply_patch" => ToolKind::Edit,
+            _ => ToolKind::Other,
+        };
+        Some(SessionUpdate::ToolCall(
+            ToolCall::new(
+                question.call_id.clone(),
+                format!("subagent: {} {}", question.tool_name, question.summary),
+            )
+            .kind(kind)
+            .status(ToolCallStatus::Pending)
+            .locations(self.locations(&arguments, &[]))
+            .raw_input(arguments),
+        ))
     }
 
     /// The calls still running when the turn ended (its error, a crash), ended as failed.
     pub fn unfinished(&mut self) -> Vec<SessionUpdate> {
+        let asked: Vec<String> = self.asked.drain().collect();
         self.running
             .drain()
-            .map(|(call_id, _)| {
+            .map(|(call_id, _)| call_id)
+            .chain(asked)
+            .map(|call_id| {
                 update(
                     &call_id,
                     ToolCallUpdateFields::new().status(ToolCallStatus::Failed),
@@ -71,7 +103,7 @@ impl Updates {
     /// The updates an event makes (none for most); a subagent's events stay inside its call.
     pub fn of(&mut self, event: &Event) -> Vec<SessionUpdate> {
         if event.agent_id.is_some() {
-            return Vec::new();
+            return self.subagent_call_end(event).into_iter().collect();
         }
         match &event.data {
             EventData::AssistantTextDelta { delta } => vec![SessionUpdate::AgentMessageChunk(chunk(delta))],
@@ -162,6 +194,26 @@ impl Updates {
         }
     }
 
+    /// The end of a subagent's call the client was asked about.
+    fn subagent_call_end(&mut self, event: &Event) -> Option<SessionUpdate> {
+        let EventData::ToolCallEnd { call_id, outcome, .. } = &event.data else {
+            return None;
+        };
+        if !self.asked.remove(call_id) {
+            return None;
+        }
+        let (status, text) = match outcome {
+            ToolOutcome::Output { output, .. } => (ToolCallStatus::Completed, output.as_str()),
+            ToolOutcome::Error { error } => (ToolCallStatus::Failed, error.as_str()),
+        };
+        Some(update(
+            call_id,
+            ToolCallUpdateFields::new()
+                .status(status)
+                .content(vec![text_content(tail(text, FINAL_OUTPUT))]),
+        ))
+    }
+
     /// A file-changing call's changes, each as a diff of the whole file (absolute path).
     fn diffs(&self, call_id: &str, running: Option<&Running>) -> Vec<ToolCallContent> {
         let Some(running) = running.filter(|r| r.category == ToolCategory::Write && !r.changes.is_empty())
@@ -239,7 +291,7 @@ fn plan_status(status: PlanStatus) -> PlanEntryStatus {
 }
 
 /// The last `limit` bytes of `text`, on a character boundary.
-fn tail(text: &str, limit: usize) -> &str {
+pub(super) fn tail(text: &str, limit: usize) -> &str {
     let mut start = text.len().saturating_sub(limit);
     while !text.is_char_boundary(start) {
         start += 1;
@@ -341,5 +393,36 @@ mod tests {
         let ended = serde_json::to_value(&updates.unfinished()[0]).unwrap();
         assert_eq!(ended["status"], "failed");
         assert!(updates.unfinished().is_empty());
+    }
+
+    #[test]
+    fn a_subagent_s_call_is_introduced_by_its_question_and_ended_by_its_end() {
+        let mut updates = Updates::new(Arc::default(), "/w".into(), PathBuf::from("/w"));
+        let question = ApprovalQuestion {
+            call_id: "sub-1".into(),
+            tool_name: "shell".into(),
+            summary: "run `make`".into(),
+            arguments_json: r#"{"command":"make"}"#.into(),
+            ..ApprovalQuestion::sample(true)
+        };
+        let introduced = serde_json::to_value(updates.introduce(&question).unwrap()).unwrap();
+        assert_eq!(introduced["sessionUpdate"], "tool_call");
+        assert_eq!(introduced["toolCallId"], "sub-1");
+        assert_eq!(introduced["kind"], "execute");
+        // Pending, the protocol's default, which is left out.
+        assert!(introduced.get("status").is_none(), "{introduced}");
+        assert!(updates.introduce(&question).is_none(), "introduced once");
+        let mut end = event(EventData::ToolCallEnd {
+            call_id: "sub-1".into(),
+            tool_name: "shell".into(),
+            outcome: ToolOutcome::Error {
+                error: "refused".into(),
+            },
+        });
+        end.agent_id = Some("a1".into());
+        let ended = serde_json::to_value(&updates.of(&end)[0]).unwrap();
+        assert_eq!(ended["status"], "failed");
+        // Another subagent call's end is not the client's business.
+        assert!(updates.of(&end).is_empty());
     }
 }

@@ -306,6 +306,7 @@ async fn open(
         (environment.clone(), &env_options),
         &args.plugins,
         &mut config,
+        Default::default(),
     )
     .await
     .map_err(|(_, e)| e)?;

@@ -137,6 +137,8 @@ pub fn describe(answer: &ApprovalAnswer) -> String {
         ApprovalAnswer::Always => "allowed always".to_string(),
         ApprovalAnswer::Deny { reason: None } => "denied".to_string(),
         ApprovalAnswer::Deny { reason: Some(reason) } => format!("denied: {reason}"),
+        ApprovalAnswer::Never { reason: None } => "denied always".to_string(),
+        ApprovalAnswer::Never { reason: Some(reason) } => format!("denied always: {reason}"),
     }
 }
 

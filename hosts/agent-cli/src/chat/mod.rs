@@ -113,7 +113,7 @@ pub async fn run(component: PathBuf, mut args: ChatArgs) -> ExitCode {
             eprintln!("agent-host: warning: {warning}");
         }
     }
-    let prepared = match setup::prepare(&component, &args).await {
+    let prepared = match setup::prepare(&component, &args, setup::FromEditor::default()).await {
         Ok(prepared) => prepared,
         Err((code, message)) => return fail(code, message),
     };

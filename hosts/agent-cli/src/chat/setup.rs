@@ -40,7 +40,30 @@ pub struct Prepared {
     pub credential_hint: Option<String>,
 }
 
-pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, SetupError> {
+/// Wraps the machine's environment beneath every policy.
+pub type BaseWrapper = Box<dyn FnOnce(Arc<dyn Environment>) -> Arc<dyn Environment> + Send>;
+
+/// What an editor adds to a session (`agent-host acp`); nothing for the terminal's chat.
+#[derive(Default)]
+pub struct FromEditor {
+    /// The editor's text files, beneath every policy.
+    pub beneath: Option<BaseWrapper>,
+    /// The editor's MCP servers, beside the configured ones.
+    pub mcp_servers: crate::McpSpecs,
+}
+
+/// Why `args` reach no provider for want of a key or an endpoint (`None`: one is
+/// configured), read again without the warnings [`prepare`] already gave.
+pub fn missing_credentials(args: &ChatArgs) -> Option<String> {
+    let overrides = args
+        .settings
+        .overrides(args.provider.clone(), args.model.clone(), None, &args.env);
+    agent_host::config::Settings::for_command(&args.env, args.plugins.config.as_deref(), overrides)
+        .ok()?
+        .missing_credentials()
+}
+
+pub async fn prepare(component: &Path, args: &ChatArgs, editor: FromEditor) -> Result<Prepared, SetupError> {
     let usage = |message: String| (exit::USAGE, message);
     let overrides = args
         .settings
@@ -81,7 +104,11 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         true => policy,
         false => policy.with_mode(approval),
     };
-    let env = env_options.build().await.map_err(usage)?;
+    let env = match editor.beneath {
+        Some(beneath) => env_options.build_over(beneath).await,
+        None => env_options.build().await,
+    }
+    .map_err(usage)?;
     let env: Arc<dyn Environment> = Arc::new(Recording::new(env, changes.clone()));
     // What the chat itself runs (`!command`, plugins) follows the mode too.
     let read_only = Arc::new(AtomicBool::new(approval == ApprovalMode::ReadOnly));
@@ -94,6 +121,7 @@ pub async fn prepare(component: &Path, args: &ChatArgs) -> Result<Prepared, Setu
         (env.clone(), &env_options),
         &args.plugins,
         &mut config,
+        editor.mcp_servers,
     )
     .await?;
     Ok(Prepared {

@@ -128,6 +128,10 @@ pub enum ApprovalAnswer {
     Always,
     /// Do not run it; the reason, if any, reaches the model with the refusal.
     Deny { reason: Option<String> },
+    /// Do not run it and, for the rest of the session, refuse without asking what the
+    /// question's `always` covers (a plain refusal when it offers nothing): an editor's
+    /// "always reject".
+    Never { reason: Option<String> },
 }
 
 /// Asks the user about a tool call. Implemented by the command line's terminal prompt for
@@ -142,11 +146,13 @@ pub trait ApprovalPrompt: Send + Sync {
     async fn ask(&self, question: &ApprovalQuestion) -> ApprovalAnswer;
 }
 
-/// What "always" answers allowed so far in one session.
+/// What "always" answers allowed, or refused, so far in one session.
 #[derive(Debug, Default)]
 struct Remembered {
     tools: BTreeSet<String>,
     commands: Vec<CommandRule>,
+    refused_tools: BTreeSet<String>,
+    refused_commands: Vec<CommandRule>,
 }
 
 /// What a call does, for the decision.
@@ -304,6 +310,13 @@ impl ApprovalPolicy {
         if matches!(kind, CallKind::Read) || self.remembers(&request.tool_name, &kind) {
             return Approval::Allow;
         }
+        if self.refuses(&request.tool_name, &kind) {
+            return Approval::Deny(format!(
+                "the user refused {} calls like this one for the rest of the session; do not retry \
+                 it, and ask the user if it is really needed",
+                request.tool_name
+            ));
+        }
         let always = match kind {
             CallKind::Read => return Approval::Allow,
             CallKind::Write => AlwaysScope::Tool(request.tool_name.clone()),
@@ -325,6 +338,10 @@ impl ApprovalPolicy {
                 Approval::Allow
             }
             ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
+            ApprovalAnswer::Never { reason } => {
+                self.remember_refusal(always);
+                Approval::Deny(denial(reason))
+            }
         }
     }
 
@@ -351,7 +368,9 @@ impl ApprovalPolicy {
         };
         Some(match prompt.ask(&question).await {
             ApprovalAnswer::Once | ApprovalAnswer::Always => Approval::Allow,
-            ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
+            ApprovalAnswer::Deny { reason } | ApprovalAnswer::Never { reason } => {
+                Approval::Deny(denial(reason))
+            }
         })
     }
 
@@ -366,7 +385,9 @@ impl ApprovalPolicy {
         match &self.prompt {
             Some(prompt) => match prompt.ask(&question(request, Some(why), None)).await {
                 ApprovalAnswer::Once | ApprovalAnswer::Always => Approval::Allow,
-                ApprovalAnswer::Deny { reason } => Approval::Deny(denial(reason)),
+                ApprovalAnswer::Deny { reason } | ApprovalAnswer::Never { reason } => {
+                    Approval::Deny(denial(reason))
+                }
             },
             None if self.allow_dangerous => Approval::Allow,
             None => Approval::Deny(format!(
@@ -385,17 +406,37 @@ impl ApprovalPolicy {
         }
     }
 
+    fn refuses(&self, tool_name: &str, kind: &CallKind) -> bool {
+        let memory = lock(&self.memory);
+        match kind {
+            CallKind::Command(command) => command_prefix::is_covered(&memory.refused_commands, command),
+            _ => memory.refused_tools.contains(tool_name),
+        }
+    }
+
+    fn remember_refusal(&self, scope: AlwaysScope) {
+        let mut guard = lock(&self.memory);
+        let memory = &mut *guard;
+        add(scope, &mut memory.refused_tools, &mut memory.refused_commands);
+    }
+
     fn remember(&self, scope: AlwaysScope) {
-        let mut memory = lock(&self.memory);
-        match scope {
-            AlwaysScope::Tool(name) => {
-                memory.tools.insert(name);
-            }
-            AlwaysScope::Commands(rules) => {
-                for rule in rules {
-                    if !memory.commands.contains(&rule) {
-                        memory.commands.push(rule);
-                    }
+        let mut guard = lock(&self.memory);
+        let memory = &mut *guard;
+        add(scope, &mut memory.tools, &mut memory.commands);
+    }
+}
+
+/// Adds what `scope` covers to a memory's tools and command rules.
+fn add(scope: AlwaysScope, tools: &mut BTreeSet<String>, commands: &mut Vec<CommandRule>) {
+    match scope {
+        AlwaysScope::Tool(name) => {
+            tools.insert(name);
+        }
+        AlwaysScope::Commands(rules) => {
+            for rule in rules {
+                if !commands.contains(&rule) {
+                    commands.push(rule);
                 }
             }
         }

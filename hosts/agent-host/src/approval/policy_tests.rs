@@ -33,3 +33,44 @@ async fn in_read_only_mode_only_a_host_tool_declared_read_runs() {
         "{unknown:?}"
     );
 }
+
+/// Answers every question with `answer`, counting the questions.
+struct Answering(ApprovalAnswer, std::sync::atomic::AtomicUsize);
+
+#[async_trait]
+impl ApprovalPrompt for Answering {
+    async fn ask(&self, _: &ApprovalQuestion) -> ApprovalAnswer {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.clone()
+    }
+}
+
+fn shell_call(command: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        tool_name: "shell".to_string(),
+        arguments_json: serde_json::json!({ "command": command }).to_string(),
+        summary: command.to_string(),
+        category: Kind::Command,
+        ..host_call("shell")
+    }
+}
+
+#[tokio::test]
+async fn never_refuses_commands_of_the_same_shape_without_asking_again() {
+    let prompt = Arc::new(Answering(
+        ApprovalAnswer::Never { reason: None },
+        std::sync::atomic::AtomicUsize::new(0),
+    ));
+    let policy = ApprovalPolicy::new(ApprovalMode::Ask).with_prompt(prompt.clone());
+    let first = policy.decide(None, &shell_call("cargo test -p a")).await;
+    assert!(matches!(first, Approval::Deny(_)), "{first:?}");
+    let again = policy.decide(None, &shell_call("cargo test -p b")).await;
+    assert!(
+        matches!(&again, Approval::Deny(why) if why.contains("for the rest of the session")),
+        "{again:?}"
+    );
+    // Another shape is still asked about.
+    let other = policy.decide(None, &shell_call("make build")).await;
+    assert!(matches!(other, Approval::Deny(_)));
+    assert_eq!(prompt.1.load(std::sync::atomic::Ordering::SeqCst), 2);
+}

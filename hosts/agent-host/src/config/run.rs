@@ -20,6 +20,17 @@ pub struct RunTarget {
 }
 
 impl Settings {
+    /// Why no provider can be reached for want of a key or an endpoint (`None`: one is
+    /// configured, or the problem is another): for clients that offer their user a way to
+    /// set one up (ACP's `auth_required`).
+    pub fn missing_credentials(&self) -> Option<String> {
+        let missing = match &self.provider {
+            None => self.endpoints.others_configured().len() <= 1,
+            Some(provider) => self.endpoints.get(&provider.value).is_some_and(|e| !e.configured),
+        };
+        missing.then(|| self.target().err()).flatten()
+    }
+
     /// The provider and model a run uses, or why there is none (a usage error).
     pub fn target(&self) -> Result<RunTarget, String> {
         let Some(provider) = &self.provider else {

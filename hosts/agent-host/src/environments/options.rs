@@ -99,6 +99,16 @@ impl EnvOptions {
     /// The environment these options describe, policies applied innermost first: path
     /// boundary, read-only mode, command guard, logging.
     pub async fn build(&self) -> Result<Arc<dyn Environment>, String> {
+        self.build_over(|base| base).await
+    }
+
+    /// [`EnvOptions::build`] with `beneath` wrapped directly around the machine's
+    /// environment, under every policy wrapper: what it does to an operation happens only
+    /// once every policy has passed it (an editor serving text files, for `agent-host acp`).
+    pub async fn build_over(
+        &self,
+        beneath: impl FnOnce(Arc<dyn Environment>) -> Arc<dyn Environment>,
+    ) -> Result<Arc<dyn Environment>, String> {
         for name in &self.env_allow {
             crate::secrets::allow(name);
         }
@@ -132,7 +142,7 @@ impl EnvOptions {
         if remote {
             dirs.check_remote(&*base).await?;
         }
-        let mut env = base;
+        let mut env = beneath(base);
         // The local environment is confined by its directory handles; a remote one is
         // bounded here, on paths the server resolves.
         if remote || !dirs.deny.is_empty() {

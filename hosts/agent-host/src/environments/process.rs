@@ -58,6 +58,15 @@ impl ProcessHandle {
         }
     }
 
+    /// Resolves once the command has ended (its result is in, whether or not anyone waits
+    /// for it) or can no longer report: for a wrapper that keeps something until then.
+    pub fn ended(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut result = self.result.clone();
+        async move {
+            let _ = result.wait_for(Option::is_some).await;
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.pid.load(Ordering::Relaxed)
     }

@@ -4,7 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 
+#[path = "../common/mod.rs"]
 mod common;
+mod editor;
 
 use common::agent_host_at;
 use scripted_llm::anthropic::{message, text, tool_use};
@@ -16,8 +18,19 @@ use std::path::Path;
 /// what it printed.
 async fn client(work: &Path, llm: &ScriptedServer, options: &[&str], args: &[&str]) -> Value {
     let state = tempfile::tempdir().unwrap();
+    client_with_state(state.path(), work, llm, options, args).await
+}
+
+/// [`client`] with agent-host's state (saved sessions) in `state`.
+async fn client_with_state(
+    state: &Path,
+    work: &Path,
+    llm: &ScriptedServer,
+    options: &[&str],
+    args: &[&str],
+) -> Value {
     let (python, script) = agent_test_support::paths::acp_client();
-    let template = agent_host_at(state.path(), llm);
+    let template = agent_host_at(state, llm);
     let mut command = tokio::process::Command::new(python);
     for (name, value) in template.as_std().get_envs() {
         match value {
@@ -139,7 +152,7 @@ async fn a_rejected_permission_reaches_the_model_and_nothing_runs() {
     assert_eq!(asked.len(), 1, "{seen}");
     assert_eq!(
         asked[0]["options"],
-        json!(["allow_once", "allow_always", "reject_once"]),
+        json!(["allow_once", "allow_always", "reject_once", "reject_always"]),
         "{seen}"
     );
     // The question names the call the editor already shows, and the command it runs.
@@ -155,6 +168,33 @@ async fn a_rejected_permission_reaches_the_model_and_nothing_runs() {
     let ended = updates_of(&seen, "tool_call_update");
     assert_eq!(ended.last().unwrap()["status"], "failed", "{seen}");
     assert_eq!(seen["stop_reason"], "end_turn");
+}
+
+/// "Always reject" refuses the rest of the session's calls of that scope without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reject_always_refuses_the_same_kind_of_call_later_without_asking() {
+    let work = tempfile::tempdir().unwrap();
+    let write = |id: &str, file: &str| tool_use(id, "write_file", json!({"file_path": file, "content": "x"}));
+    let llm = ScriptedServer::replying(vec![
+        message(&[write("t1", "a.txt")]),
+        message(&[write("t2", "b.txt")]),
+        message(&[text("Not writing.")]),
+    ])
+    .await;
+    let seen = client(
+        work.path(),
+        &llm,
+        &["write two files", "--option", "reject_always"],
+        &["--approval", "ask"],
+    )
+    .await;
+    assert_eq!(seen["stop_reason"], "end_turn", "{seen}");
+    let asked = seen["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{seen}");
+    assert_eq!(asked[0]["tool_call"]["toolCallId"], "t1", "{seen}");
+    let second = last_results(&llm);
+    assert!(second.contains("for the rest of the session"), "{second}");
+    assert!(!work.path().join("a.txt").exists() && !work.path().join("b.txt").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -279,4 +319,31 @@ async fn an_editor_that_leaves_mid_turn_leaves_no_command_behind() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// Without a key the editor is told `auth_required` (so it shows the authentication method,
+/// which says where keys are set), at `authenticate` and at `session/new`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_key_the_editor_is_told_authentication_is_required() {
+    let work = tempfile::tempdir().unwrap();
+    let llm = ScriptedServer::replying(vec![]).await;
+    let mut options = vec!["hello", "--expect-error", "--authenticate", "environment"];
+    for name in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+    ] {
+        options.extend(["--unset-env", name]);
+    }
+    let seen = client(work.path(), &llm, &options, &[]).await;
+    assert_eq!(seen["error"]["code"], -32000, "{seen}");
+    let why = seen["error"]["data"].as_str().unwrap();
+    assert!(
+        why.contains("ANTHROPIC_API_KEY") && why.contains("restart the agent"),
+        "{why}"
+    );
+    assert_eq!(seen["authenticated"]["code"], -32000, "{seen}");
+    assert_eq!(seen["auth_methods"][0]["id"], "environment", "{seen}");
+    assert!(llm.requests().is_empty());
 }
