@@ -11,7 +11,8 @@ the file on disk; a write replaces the buffer and is recorded, and saved to disk
 --save-after S (S seconds after the request, opening the path then). --load ID
 opens a saved session with session/load instead of session/new (the updates that replay it are
 printed apart); --mcp JSON passes one stdio MCP server ({"name", "command", "args"}); --image
-FILE adds a PNG to the prompt.
+FILE adds a PNG to the prompt; --terminals offers terminal/* (each command a real process of
+the client's, its creation recorded).
 
 usage: client.py PROMPT [--cwd DIR] [--option ID] [--mode ID] [--link PATH]... [--cancel-after S]
                  [--quit-after S] [--fs] [--buffer PATH=TEXT]... [--load ID] [--mcp JSON]...
@@ -23,6 +24,7 @@ import asyncio
 import base64
 import json
 import os
+import signal
 import sys
 from typing import Any
 
@@ -39,6 +41,12 @@ from acp.schema import (
     RequestPermissionResponse,
     ResourceContentBlock,
     WriteTextFileResponse,
+    CreateTerminalResponse,
+    KillTerminalResponse,
+    ReleaseTerminalResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
 )
 
 
@@ -57,6 +65,8 @@ class Recorder:
         self.permissions: list[Any] = []
         self.reads: list[str] = []
         self.writes: list[Any] = []
+        self.terminals: dict[str, Any] = {}
+        self.created: list[Any] = []
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any):
         self.permissions.append({"tool_call": as_json(tool_call), "options": [o.option_id for o in options]})
@@ -78,6 +88,57 @@ class Recorder:
         lines = text.splitlines(keepends=True)
         start = (line or 1) - 1
         return ReadTextFileResponse(content="".join(lines[start:start + limit] if limit else lines[start:]))
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              env: list[Any] | None = None, cwd: str | None = None,
+                              output_byte_limit: int | None = None, **_: Any):
+        """As an editor's terminal: the process runs with the client's environment."""
+        variables = dict(os.environ)
+        variables.update({v.name: v.value for v in env or []})
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env=variables,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        terminal_id = f"term-{len(self.created) + 1}"
+        self.created.append({"id": terminal_id, "command": command, "args": args or [], "cwd": cwd})
+        state = {"process": process, "output": bytearray()}
+
+        async def drain() -> None:
+            while chunk := await process.stdout.read(4096):
+                state["output"].extend(chunk)
+
+        state["drain"] = asyncio.create_task(drain())
+        self.terminals[terminal_id] = state
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _exit_status(self, process: Any) -> Any:
+        code = process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            return TerminalExitStatus(signal=signal.Signals(-code).name)
+        return TerminalExitStatus(exit_code=code)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **_: Any):
+        state = self.terminals[terminal_id]
+        return TerminalOutputResponse(output=state["output"].decode(errors="replace"), truncated=False,
+                                      exit_status=self._exit_status(state["process"]))
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **_: Any):
+        state = self.terminals[terminal_id]
+        await state["process"].wait()
+        await state["drain"]
+        status = self._exit_status(state["process"])
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any):
+        process = self.terminals[terminal_id]["process"]
+        if process.returncode is None:
+            process.kill()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any):
+        await self.kill_terminal(session_id, terminal_id)
+        return ReleaseTerminalResponse()
 
     async def write_text_file(self, session_id: str, path: str, content: str, **_: Any):
         self.writes.append({"path": path, "content": content})
@@ -110,6 +171,7 @@ async def main() -> int:
     parser.add_argument("--unset-env", action="append", default=[])
     parser.add_argument("--authenticate")
     parser.add_argument("--save-after", type=float)
+    parser.add_argument("--terminals", action="store_true")
     args, agent = parser.parse_args(argv[:split]), argv[split + 1 :]
     cwd = os.path.abspath(args.cwd)
     buffers = {os.path.join(cwd, path): text for path, text in (b.split("=", 1) for b in args.buffer)}
@@ -124,7 +186,7 @@ async def main() -> int:
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=editor_files, write_text_file=editor_files),
-                terminal=False,
+                terminal=args.terminals,
             ),
             client_info=Implementation(name="agent-host-acp-test", version="0.1"),
         )
@@ -190,6 +252,7 @@ async def main() -> int:
                 "permissions": recorder.permissions,
                 "reads": recorder.reads,
                 "writes": recorder.writes,
+                "terminals": recorder.created,
             }
         )
     )

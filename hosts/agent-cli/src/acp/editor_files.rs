@@ -12,29 +12,35 @@
 //!
 //! The editor runs outside the sandbox, so the check of a path and the editor's use of it
 //! must not be split by a command that swaps a folder on that path for a link: no command of
-//! the session runs while the editor is asked (commands hold a shared lock for their whole
-//! run, an editor request the exclusive one; a sandboxed command's processes all end with it).
+//! this process runs while an editor is asked (commands hold a shared lock for their whole
+//! run, an editor request the exclusive one until the editor answers; a sandboxed command's
+//! processes all end with it).
 
-use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, SessionId, WriteTextFileRequest};
+use agent_client_protocol::{Client, JsonRpcRequest};
 use agent_host::Environment;
 use agent_host::environments::ProcessHandle;
+use agent_host::environments::nearest_real_path;
 use agent_protocol::ports::{FsError, SpawnError, SpawnRequest};
 use async_trait::async_trait;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tokio::sync::{OwnedRwLockWriteGuard, RwLock};
 
 /// How long the editor gets to answer one request; a read then falls back to the disk.
 const EDITOR_PATIENCE: Duration = Duration::from_secs(30);
 
-/// What the client offered at `initialize`.
+/// What the client offered at `initialize` (and, for terminals, the user allowed).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClientFiles {
     pub read: bool,
     pub write: bool,
+    /// The client's terminals, used only with `--editor-terminals`.
+    pub terminal: bool,
 }
 
 /// One session's line to the editor; its id is known once the session has started (reads
@@ -45,6 +51,8 @@ pub struct EditorLink {
     session: OnceLock<SessionId>,
     /// The folder the editor named, which the paths it is sent start from.
     root: PathBuf,
+    /// Set when the editor did not answer a write in time: writes stay local from then on.
+    writes_failed: AtomicBool,
 }
 
 impl EditorLink {
@@ -54,6 +62,7 @@ impl EditorLink {
             offered,
             session: OnceLock::new(),
             root,
+            writes_failed: AtomicBool::new(false),
         })
     }
 
@@ -66,31 +75,81 @@ impl EditorLink {
     }
 
     fn writes(&self) -> bool {
-        self.offered.write && self.session.get().is_some()
+        self.offered.write && self.session.get().is_some() && !self.writes_failed.load(Ordering::Relaxed)
+    }
+
+    pub fn terminals(&self) -> bool {
+        self.offered.terminal && self.session.get().is_some()
+    }
+
+    /// Sends the request `build` makes for this session; its answer, or why there is none.
+    pub async fn ask<R: JsonRpcRequest>(
+        &self,
+        build: impl FnOnce(SessionId) -> R,
+    ) -> Result<R::Response, String> {
+        let session = self.session.get().ok_or("the session has not started")?;
+        // Awaited to the end: a request dropped early is cancelled with a message clients
+        // may not know.
+        self.connection
+            .send_request(build(session.clone()))
+            .block_task()
+            .await
+            .map_err(|error| error.to_string())
     }
 
     async fn read(&self, path: &Path) -> Result<String, String> {
-        let session = self.session.get().ok_or("the session has not started")?;
-        let request = ReadTextFileRequest::new(session.clone(), path.to_path_buf());
-        let sent = self.connection.send_request(request).block_task();
-        match tokio::time::timeout(EDITOR_PATIENCE, sent).await {
-            Ok(Ok(response)) => Ok(response.content),
-            Ok(Err(error)) => Err(error.to_string()),
+        let asked = self.ask(|session| ReadTextFileRequest::new(session, path.to_path_buf()));
+        match tokio::time::timeout(EDITOR_PATIENCE, asked).await {
+            Ok(answer) => answer.map(|response| response.content),
             Err(_) => Err(format!("no answer within {EDITOR_PATIENCE:?}")),
         }
     }
 
-    async fn write(&self, path: &Path, text: &str) -> Result<(), String> {
-        let session = self.session.get().ok_or("the session has not started")?;
-        let request = WriteTextFileRequest::new(session.clone(), path.to_path_buf(), text.to_string());
-        let sent = self.connection.send_request(request).block_task();
-        match tokio::time::timeout(EDITOR_PATIENCE, sent).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(error)) => Err(error.to_string()),
-            Err(_) => Err(format!(
-                "no answer within {EDITOR_PATIENCE:?} (the editor may still make the change)"
-            )),
+    /// Asks the editor to write; `quiet` (no command may run) is held until the editor has
+    /// answered, however late: past [`EDITOR_PATIENCE`] the call fails, the request stays the
+    /// editor's, and the session's next writes are made by agent-host.
+    async fn write(
+        self: &Arc<Self>,
+        path: &Path,
+        text: &str,
+        quiet: OwnedRwLockWriteGuard<()>,
+    ) -> Result<(), String> {
+        let (answered, answer) = tokio::sync::oneshot::channel();
+        let link = self.clone();
+        let request = (path.to_path_buf(), text.to_string());
+        tokio::spawn(async move {
+            let result = link
+                .ask(|session| WriteTextFileRequest::new(session, request.0, request.1))
+                .await;
+            drop(quiet);
+            let _ = answered.send(result);
+        });
+        match tokio::time::timeout(EDITOR_PATIENCE, answer).await {
+            Ok(Ok(result)) => result.map(|_| ()),
+            Ok(Err(_)) => Err("the connection to the editor ended".to_string()),
+            Err(_) => {
+                self.writes_failed.store(true, Ordering::Relaxed);
+                Err(format!(
+                    "no answer within {EDITOR_PATIENCE:?} (the editor may still make the change; \
+                     agent-host writes the session's files itself from now on)"
+                ))
+            }
         }
+    }
+}
+
+/// One lock for the whole process: no command of any session runs while an editor is asked
+/// (sessions of one connection may share a folder).
+fn commands_lock() -> Arc<RwLock<()>> {
+    static LOCK: OnceLock<Arc<RwLock<()>>> = OnceLock::new();
+    LOCK.get_or_init(Arc::default).clone()
+}
+
+/// Whether two paths name the same file or folder now (links followed).
+fn same_place(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -99,7 +158,7 @@ pub struct EditorFiles {
     inner: Arc<dyn Environment>,
     link: Arc<EditorLink>,
     /// Shared by each running command, taken whole while the editor is asked.
-    commands: Arc<tokio::sync::RwLock<()>>,
+    commands: Arc<RwLock<()>>,
     /// The workspace with links resolved: only files under it go to the editor.
     workspace: PathBuf,
 }
@@ -111,15 +170,24 @@ impl EditorFiles {
         Self {
             inner,
             link,
-            commands: Arc::default(),
+            commands: commands_lock(),
             workspace,
         }
     }
 
-    /// The path the editor knows `path` by (from its folder, links resolved), when it names
-    /// a file inside the workspace; `None` sends the operation to the disk.
-    async fn in_workspace(&self, path: &str) -> Option<(PathBuf, PathBuf)> {
-        let real = PathBuf::from(self.inner.real_path(path).await.ok()?);
+    /// The path the editor knows `path` by (its folder joined to the rest, links resolved)
+    /// and the real path, when it names a file inside the workspace; `None` sends the
+    /// operation to the disk. A real path that is not UTF-8 stays local: the editor takes
+    /// paths as text, so it would get another name (`\xff` turned into U+FFFD), which a link
+    /// could make another file.
+    fn in_workspace(&self, path: &str) -> Option<(PathBuf, PathBuf)> {
+        let given = Path::new(path);
+        let absolute = match given.is_absolute() {
+            true => given.to_path_buf(),
+            false => PathBuf::from(self.inner.working_directory()).join(given),
+        };
+        let real = nearest_real_path(&absolute).ok()?;
+        real.to_str()?;
         let inside = real.strip_prefix(&self.workspace).ok()?.to_path_buf();
         Some((self.link.root.join(inside), real))
     }
@@ -149,7 +217,11 @@ impl agent_host::environments::Delegating for EditorFiles {
         if as_text(&disk).is_none() {
             return Ok(disk);
         }
-        let Some((editor_path, _)) = self.in_workspace(path).await else {
+        // The editor's path must name the very file that was read.
+        let Some((editor_path, _)) = self
+            .in_workspace(path)
+            .filter(|(editor_path, real)| same_place(editor_path, real))
+        else {
             return Ok(disk);
         };
         match self.link.read(&editor_path).await {
@@ -169,8 +241,8 @@ impl agent_host::environments::Delegating for EditorFiles {
             Some(text) if self.link.writes() => text,
             _ => return self.inner.write_file(path, contents).await,
         };
-        let _no_command_runs = self.commands.write().await;
-        let Some((editor_path, real)) = self.in_workspace(path).await else {
+        let no_command_runs = self.commands.clone().write_owned().await;
+        let Some((editor_path, real)) = self.in_workspace(path) else {
             return self.inner.write_file(path, contents).await;
         };
         match std::fs::symlink_metadata(&real) {
@@ -187,8 +259,19 @@ impl agent_host::environments::Delegating for EditorFiles {
                 }
             }
         }
+        // The editor's path must lead where agent-host checked: the file, or a new file's folder.
+        let checked = match real.exists() {
+            true => same_place(&editor_path, &real),
+            false => match (editor_path.parent(), real.parent()) {
+                (Some(editor_folder), Some(real_folder)) => same_place(editor_folder, real_folder),
+                _ => false,
+            },
+        };
+        if !checked {
+            return self.inner.write_file(path, contents).await;
+        }
         self.link
-            .write(&editor_path, text)
+            .write(&editor_path, text, no_command_runs)
             .await
             .map_err(|why| FsError::Other(format!("the editor did not write {path}: {why}")))
     }

@@ -6,6 +6,7 @@
 //! Standard output carries only protocol messages; logs go to standard error.
 
 mod editor_files;
+mod editor_terminals;
 mod mcp_servers;
 mod permission;
 mod prompt_images;
@@ -48,6 +49,10 @@ pub struct AcpArgs {
     pub plugins: agent_host::config::PluginOptions,
     #[command(flatten)]
     pub persist: crate::sessions::PersistOptions,
+    /// Run commands in the editor's terminals when it offers them: OUTSIDE agent-host's
+    /// sandbox, with the editor's environment (credentials included).
+    #[arg(long)]
+    pub editor_terminals: bool,
 }
 
 impl AcpArgs {
@@ -116,6 +121,7 @@ async fn connect(state: Arc<sessions::Sessions>) -> Result<(), acp::Error> {
                 for_init.set_client_files(editor_files::ClientFiles {
                     read: fs.read_text_file,
                     write: fs.write_text_file,
+                    terminal: request.client_capabilities.terminal,
                 });
                 // Version 1 is the one this agent speaks, whatever the client offers.
                 responder.respond(

@@ -20,9 +20,14 @@ const REJECT_ALWAYS: &str = "reject_always";
 pub async fn ask(
     cx: &ConnectionTo<Client>,
     session_id: &SessionId,
+    call_id: &str,
     question: &ApprovalQuestion,
 ) -> ApprovalAnswer {
-    let request = RequestPermissionRequest::new(session_id.clone(), tool_call(question), options(question));
+    let request = RequestPermissionRequest::new(
+        session_id.clone(),
+        tool_call(call_id, question),
+        options(question),
+    );
     // Awaited, never dropped: a dropped request is cancelled with a message clients may not know.
     match cx.send_request(request).block_task().await {
         Ok(response) => answer(&response.outcome),
@@ -32,23 +37,22 @@ pub async fn ask(
     }
 }
 
-/// The call the question is about (the editor has it from its `tool_call`); a dangerous
-/// command or a rerun without the sandbox says so in its title, which stays.
-fn tool_call(question: &ApprovalQuestion) -> ToolCallUpdate {
+/// The call the question is about (the editor has it from its `tool_call`), with a title
+/// saying what is asked: a dangerous command or a rerun without the sandbox says so.
+fn tool_call(call_id: &str, question: &ApprovalQuestion) -> ToolCallUpdate {
     let call = format!("{}: {}", question.tool_name, question.summary);
     let title = match (&question.unsandboxed, &question.danger) {
-        (Some(refusal), _) => Some(format!(
-            "Run WITHOUT THE SANDBOX, with all your rights? {call} (the sandbox refused: {refusal})"
-        )),
-        (None, Some(why)) => Some(format!("DANGEROUS ({why}): {call}")),
-        (None, None) => None,
+        (Some(refusal), _) => {
+            format!("Run WITHOUT THE SANDBOX, with all your rights? {call} (the sandbox refused: {refusal})")
+        }
+        (None, Some(why)) => format!("DANGEROUS ({why}): {call}"),
+        (None, None) => call,
     };
     let raw_input = serde_json::from_str(&question.arguments_json).unwrap_or(serde_json::Value::Null);
-    let mut fields = ToolCallUpdateFields::new().raw_input(raw_input);
-    if let Some(title) = title {
-        fields = fields.title(title);
-    }
-    ToolCallUpdate::new(question.call_id.clone(), fields)
+    ToolCallUpdate::new(
+        call_id.to_string(),
+        ToolCallUpdateFields::new().raw_input(raw_input).title(title),
+    )
 }
 
 fn options(question: &ApprovalQuestion) -> Vec<PermissionOption> {

@@ -3,6 +3,7 @@
 
 use super::AcpArgs;
 use super::editor_files::{ClientFiles, EditorFiles, EditorLink};
+use super::editor_terminals::{EditorTerminals, TerminalStarted};
 use crate::chat::agent::{Agent, Mode};
 use crate::chat::approvals::PendingQuestion;
 use crate::chat::file_changes::FileChanges;
@@ -59,6 +60,8 @@ pub struct AcpSession {
     pub commands: Vec<CustomCommand>,
     /// What to check when the endpoint rejects the key.
     pub credential_hint: Option<String>,
+    /// Commands started in the editor's terminals, for their tool calls.
+    pub terminals: mpsc::UnboundedReceiver<TerminalStarted>,
 }
 
 /// A session just started: its id, mode and the update offering its commands.
@@ -128,6 +131,12 @@ impl Sessions {
         }
         let store = crate::sessions::default_store().map_err(internal)?;
         let stored = match store.load(&id) {
+            // The store takes a prefix; the editor names a session by its whole id.
+            Ok(stored) if stored.id() != id => {
+                return Err(
+                    agent_client_protocol::v1::schema::Error::session_not_found(request.session_id).into(),
+                );
+            }
             Ok(stored) if stored.meta.endpoint.is_empty() => {
                 return Err(invalid(format!(
                     "session {id} never started: there is nothing to load"
@@ -181,10 +190,13 @@ impl Sessions {
         let offered = *lock(&self.client_files);
         let link = EditorLink::new(cx.clone(), offered, cwd.clone());
         let beneath_link = link.clone();
+        let (started, terminals) = mpsc::unbounded_channel();
         let editor = FromEditor {
-            beneath: (offered.read || offered.write).then(|| {
+            beneath: (offered.read || offered.write || offered.terminal).then(|| {
                 Box::new(move |base: Arc<dyn agent_host::Environment>| {
-                    Arc::new(EditorFiles::new(base, beneath_link)) as Arc<dyn agent_host::Environment>
+                    // Files outermost: its lock must cover commands wherever they run.
+                    let commands = Arc::new(EditorTerminals::new(base, beneath_link.clone(), started));
+                    Arc::new(EditorFiles::new(commands, beneath_link)) as Arc<dyn agent_host::Environment>
                 }) as _
             }),
             mcp_servers,
@@ -252,6 +264,7 @@ impl Sessions {
             root: cwd,
             commands,
             credential_hint: prepared.credential_hint,
+            terminals,
         };
         lock(&self.open).insert(id.clone(), Arc::new(tokio::sync::Mutex::new(session)));
         Ok(Started {
@@ -273,7 +286,9 @@ impl Sessions {
     }
 
     /// What the client offered at `initialize`, for the sessions it opens next.
-    pub fn set_client_files(&self, offered: ClientFiles) {
+    pub fn set_client_files(&self, mut offered: ClientFiles) {
+        // The editor's terminals run commands outside the sandbox: only when the user asked.
+        offered.terminal &= self.args.editor_terminals;
         *lock(&self.client_files) = offered;
     }
 

@@ -26,6 +26,7 @@ pub async fn run(
         workspace,
         root,
         credential_hint,
+        terminals,
         ..
     } = session;
     // A question an earlier turn's cancel withdrew must not be asked now.
@@ -68,14 +69,20 @@ pub async fn run(
                     return Ok(settled.outcome.map_or(StopReason::EndTurn, |o| stop_reason(o.stop_reason)));
                 }
             },
+            Some((command, terminal)) = terminals.recv() => {
+                for update in updates.in_terminal(&command, &terminal) {
+                    send(update)?;
+                }
+            }
             Some(question) = questions.recv() => {
                 if question.withdrawn() {
                     continue;
                 }
-                if let Some(introduced) = updates.introduce(&question.question) {
+                let (call_id, introduced) = updates.introduce(&question.question, &session_id.0);
+                if let Some(introduced) = introduced {
                     send(introduced)?;
                 }
-                let answer = super::permission::ask(cx, session_id, &question.question).await;
+                let answer = super::permission::ask(cx, session_id, &call_id, &question.question).await;
                 question.reply(answer);
             }
         }

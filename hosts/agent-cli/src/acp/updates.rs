@@ -5,8 +5,8 @@
 use crate::chat::file_changes::FileChanges;
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    Terminal, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind,
 };
 use agent_host::approval::ApprovalQuestion;
 use agent_host::embed::Event;
@@ -31,6 +31,10 @@ const LIVE_INTERVAL: Duration = Duration::from_millis(100);
 /// A call between its start and its end.
 struct Running {
     category: ToolCategory,
+    /// The command line, for a command's call (to find its editor terminal).
+    command: Option<String>,
+    /// The editor's terminal it runs in, which the editor shows instead of our output.
+    terminal: Option<String>,
     changes: Vec<String>,
     output: String,
     last_sent: Option<Instant>,
@@ -60,11 +64,20 @@ impl Updates {
         }
     }
 
-    /// A question about a call the client has not been shown (a subagent's): the
-    /// `tool_call` that introduces it, so the permission request names a call it knows.
-    pub fn introduce(&mut self, question: &ApprovalQuestion) -> Option<SessionUpdate> {
-        if self.running.contains_key(&question.call_id) || !self.asked.insert(question.call_id.clone()) {
-            return None;
+    /// The id the client knows a question's call by, and, for a subagent's call it has not
+    /// been shown, the `tool_call` that introduces it. A subagent's ids are its own (two
+    /// responses may both have a `call_0`), so its calls are named `SESSION:CALL` here.
+    pub fn introduce(
+        &mut self,
+        question: &ApprovalQuestion,
+        own_session: &str,
+    ) -> (String, Option<SessionUpdate>) {
+        if question.session_id == own_session {
+            return (question.call_id.clone(), None);
+        }
+        let id = subagent_call(&question.session_id, &question.call_id);
+        if !self.asked.insert(id.clone()) {
+            return (id, None);
         }
         let arguments = serde_json::from_str(&question.arguments_json).unwrap_or(Value::Null);
         let kind = match question.tool_name.as_str() {
@@ -72,16 +85,15 @@ impl Updates {
             "write_file" | "edit_file" | "apply_patch" => ToolKind::Edit,
             _ => ToolKind::Other,
         };
-        Some(SessionUpdate::ToolCall(
-            ToolCall::new(
-                question.call_id.clone(),
-                format!("subagent: {} {}", question.tool_name, question.summary),
-            )
-            .kind(kind)
-            .status(ToolCallStatus::Pending)
-            .locations(self.locations(&arguments, &[]))
-            .raw_input(arguments),
-        ))
+        let call = ToolCall::new(
+            id.clone(),
+            format!("subagent: {} {}", question.tool_name, question.summary),
+        )
+        .kind(kind)
+        .status(ToolCallStatus::Pending)
+        .locations(self.locations(&arguments, &[]))
+        .raw_input(arguments);
+        (id, Some(SessionUpdate::ToolCall(call)))
     }
 
     /// The calls still running when the turn ended (its error, a crash), ended as failed.
@@ -119,6 +131,15 @@ impl Updates {
                     call_id.clone(),
                     Running {
                         category: *category,
+                        command: (*category == ToolCategory::Command)
+                            .then(|| {
+                                arguments
+                                    .get("command")
+                                    .and_then(Value::as_str)
+                                    .map(str::to_string)
+                            })
+                            .flatten(),
+                        terminal: None,
                         changes: changes.clone(),
                         output: String::new(),
                         last_sent: None,
@@ -137,7 +158,7 @@ impl Updates {
                 )]
             }
             EventData::ToolCallOutputDelta { call_id, delta, .. } => {
-                let Some(running) = self.running.get_mut(call_id) else {
+                let Some(running) = self.running.get_mut(call_id).filter(|r| r.terminal.is_none()) else {
                     return Vec::new();
                 };
                 running.output.push_str(delta);
@@ -166,7 +187,10 @@ impl Updates {
                     ToolOutcome::Error { error } => (ToolCallStatus::Failed, error.as_str()),
                 };
                 let mut content = self.diffs(call_id, running.as_ref());
-                if content.is_empty() || status == ToolCallStatus::Failed {
+                // The editor's terminal stays the call's content: it shows the output itself.
+                if let Some(terminal) = running.as_ref().and_then(|r| r.terminal.clone()) {
+                    content.push(ToolCallContent::Terminal(Terminal::new(terminal)));
+                } else if content.is_empty() || status == ToolCallStatus::Failed {
                     content.push(text_content(tail(text, FINAL_OUTPUT)));
                 }
                 vec![update(
@@ -194,11 +218,37 @@ impl Updates {
         }
     }
 
+    /// A command now running in the editor's terminal `terminal`: its call (the first running
+    /// one with that command line and no terminal yet) shows the terminal, and its title says
+    /// the command runs outside the sandbox.
+    pub fn in_terminal(&mut self, command: &str, terminal: &str) -> Vec<SessionUpdate> {
+        let found = self
+            .running
+            .iter_mut()
+            .find(|(_, r)| r.terminal.is_none() && r.command.as_deref() == Some(command));
+        let Some((call_id, running)) = found else {
+            return Vec::new();
+        };
+        running.terminal = Some(terminal.to_string());
+        vec![update(
+            call_id,
+            ToolCallUpdateFields::new()
+                .title(format!(
+                    "shell {} (in the editor's terminal, outside agent-host's sandbox)",
+                    crate::chat::tool_lines::summary(&serde_json::json!({"command": command}), &[])
+                ))
+                .content(vec![ToolCallContent::Terminal(Terminal::new(
+                    terminal.to_string(),
+                ))]),
+        )]
+    }
+
     /// The end of a subagent's call the client was asked about.
     fn subagent_call_end(&mut self, event: &Event) -> Option<SessionUpdate> {
         let EventData::ToolCallEnd { call_id, outcome, .. } = &event.data else {
             return None;
         };
+        let call_id = &subagent_call(&event.session_id, call_id);
         if !self.asked.remove(call_id) {
             return None;
         }
@@ -259,6 +309,11 @@ impl Updates {
 
 fn chunk(text: &str) -> ContentChunk {
     ContentChunk::new(ContentBlock::from(text.to_string()))
+}
+
+/// A subagent's call as the client knows it.
+fn subagent_call(session: &str, call_id: &str) -> String {
+    format!("{session}:{call_id}")
 }
 
 fn update(call_id: &str, fields: ToolCallUpdateFields) -> SessionUpdate {
@@ -399,27 +454,40 @@ mod tests {
     fn a_subagent_s_call_is_introduced_by_its_question_and_ended_by_its_end() {
         let mut updates = Updates::new(Arc::default(), "/w".into(), PathBuf::from("/w"));
         let question = ApprovalQuestion {
-            call_id: "sub-1".into(),
+            session_id: "child".into(),
+            call_id: "call_0".into(),
             tool_name: "shell".into(),
             summary: "run `make`".into(),
             arguments_json: r#"{"command":"make"}"#.into(),
             ..ApprovalQuestion::sample(true)
         };
-        let introduced = serde_json::to_value(updates.introduce(&question).unwrap()).unwrap();
+        // The parent's own question names its call as it is.
+        let own = ApprovalQuestion {
+            session_id: "parent".into(),
+            ..question.clone()
+        };
+        assert_eq!(updates.introduce(&own, "parent"), ("call_0".to_string(), None));
+        let (id, introduced) = updates.introduce(&question, "parent");
+        assert_eq!(id, "child:call_0");
+        let introduced = serde_json::to_value(introduced.unwrap()).unwrap();
         assert_eq!(introduced["sessionUpdate"], "tool_call");
-        assert_eq!(introduced["toolCallId"], "sub-1");
+        assert_eq!(introduced["toolCallId"], "child:call_0");
         assert_eq!(introduced["kind"], "execute");
         // Pending, the protocol's default, which is left out.
         assert!(introduced.get("status").is_none(), "{introduced}");
-        assert!(updates.introduce(&question).is_none(), "introduced once");
+        assert!(
+            updates.introduce(&question, "parent").1.is_none(),
+            "introduced once"
+        );
         let mut end = event(EventData::ToolCallEnd {
-            call_id: "sub-1".into(),
+            call_id: "call_0".into(),
             tool_name: "shell".into(),
             outcome: ToolOutcome::Error {
                 error: "refused".into(),
             },
         });
         end.agent_id = Some("a1".into());
+        end.session_id = "child".into();
         let ended = serde_json::to_value(&updates.of(&end)[0]).unwrap();
         assert_eq!(ended["status"], "failed");
         // Another subagent call's end is not the client's business.

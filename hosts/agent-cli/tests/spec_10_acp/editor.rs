@@ -1,13 +1,14 @@
-//! The editor as the session's environment (its unsaved buffers read, its writes made by it,
-//! and what agent-host refuses before the editor is asked), `session/load` replaying a saved
-//! session, and an MCP server the editor passes in `session/new`.
+//! The editor as the session's environment (its unsaved buffers read, its writes made by it;
+//! what agent-host refuses before the editor is asked is in [`super::editor_attacks`]),
+//! `session/load` replaying a saved session, an MCP server the editor passes in
+//! `session/new`, a prompt's image, and commands in the editor's terminals.
 
 use super::{client, client_with_state, last_results, updates_of};
 use scripted_llm::ScriptedServer;
 use scripted_llm::anthropic::{message, text, tool_use};
 use serde_json::{Value, json};
 
-fn strings(list: &Value) -> Vec<String> {
+pub(super) fn strings(list: &Value) -> Vec<String> {
     list.as_array()
         .unwrap()
         .iter()
@@ -77,100 +78,13 @@ async fn the_model_reads_the_editor_s_unsaved_buffer_and_its_writes_go_to_the_ed
 }
 
 /// The tool result the model got for `id`, in whichever request.
-fn common_result(llm: &ScriptedServer, id: &str) -> String {
+pub(super) fn common_result(llm: &ScriptedServer, id: &str) -> String {
     llm.requests()
         .iter()
         .flat_map(|r| super::common::last_tool_results(std::slice::from_ref(r)))
         .find(|(call, _, _)| call == id)
         .map(|(_, _, text)| text)
         .unwrap_or_default()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn outside_denied_linked_and_read_only_paths_are_refused_before_the_editor_is_asked() {
-    let work = tempfile::tempdir().unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
-    let outside = elsewhere.path().join("outside.txt");
-    std::fs::write(&outside, "outside secret\n").unwrap();
-    std::fs::create_dir(work.path().join("secret")).unwrap();
-    std::fs::write(work.path().join("secret/key.txt"), "denied secret\n").unwrap();
-    std::os::unix::fs::symlink(&outside, work.path().join("link.txt")).unwrap();
-    std::fs::write(work.path().join("inside.txt"), "inside\n").unwrap();
-    let outside = outside.display().to_string();
-    let llm = ScriptedServer::replying(vec![
-        message(&[
-            tool_use("r0", "read_file", json!({"file_path": "inside.txt"})),
-            tool_use("r1", "read_file", json!({"file_path": outside})),
-            tool_use("r2", "read_file", json!({"file_path": "secret/key.txt"})),
-            tool_use("r3", "read_file", json!({"file_path": "link.txt"})),
-            tool_use("w1", "write_file", json!({"file_path": outside, "content": "x"})),
-            tool_use(
-                "w2",
-                "write_file",
-                json!({"file_path": "secret/new.txt", "content": "x"}),
-            ),
-            tool_use(
-                "w3",
-                "write_file",
-                json!({"file_path": "link.txt", "content": "x"}),
-            ),
-        ]),
-        message(&[text("Refused.")]),
-        message(&[
-            tool_use(
-                "w4",
-                "write_file",
-                json!({"file_path": "inside.txt", "content": "x"}),
-            ),
-            tool_use("r4", "read_file", json!({"file_path": "link.txt"})),
-            tool_use("r5", "read_file", json!({"file_path": outside})),
-        ]),
-        message(&[text("Read-only.")]),
-    ])
-    .await;
-    let args = ["--approval", "auto", "--deny-dir", "secret"];
-    let seen = client(work.path(), &llm, &["try", "--fs"], &args).await;
-    assert_eq!(seen["stop_reason"], "end_turn", "{seen}");
-    let results = super::common::last_tool_results(&llm.requests());
-    assert_eq!(results.len(), 7, "{results:?}");
-    assert_eq!(
-        results[0],
-        ("r0".to_string(), false, "  1 | inside\n".to_string()),
-        "{results:?}"
-    );
-    for (id, is_error, text) in &results[1..] {
-        assert!(is_error, "{id} was not refused: {text}");
-        assert!(!text.contains("secret\n"), "{id}: {text}");
-    }
-    // Only the allowed read reached the editor.
-    let inside = work.path().join("inside.txt").display().to_string();
-    assert_eq!(seen["reads"], json!([inside]), "{seen}");
-    assert_eq!(seen["writes"], json!([]), "{seen}");
-    assert_eq!(
-        std::fs::read_to_string(elsewhere.path().join("outside.txt")).unwrap(),
-        "outside secret\n"
-    );
-
-    // Without --deny-dir, the local environment's own confinement refuses (no path policy
-    // wraps it then); read-only mode refuses the write.
-    let seen = client(
-        work.path(),
-        &llm,
-        &["write", "--fs", "--mode", "read-only"],
-        &args[..2],
-    )
-    .await;
-    assert_eq!(seen["stop_reason"], "end_turn", "{seen}");
-    let results = super::common::last_tool_results(&llm.requests());
-    assert!(results.iter().all(|(_, is_error, _)| *is_error), "{results:?}");
-    assert!(results[0].2.contains("read-only"), "{results:?}");
-    assert!(results[1].2.contains("outside the workspace"), "{results:?}");
-    assert_eq!(seen["reads"], json!([]), "{seen}");
-    assert_eq!(seen["writes"], json!([]), "{seen}");
-    assert_eq!(
-        std::fs::read_to_string(work.path().join("inside.txt")).unwrap(),
-        "inside\n"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -323,49 +237,55 @@ async fn a_prompt_s_image_is_kept_for_the_model_to_open() {
     );
 }
 
-/// The attack on the editor's writes: agent-host checks where a write lands, then the editor
-/// (outside the sandbox) opens the path; a command running meanwhile swaps a folder on the
-/// path for a link out of the workspace. The client here saves each write 1 s after the
-/// request, so the window is wide open; the command is started first (the core starts a
-/// round's commands and runs its file tools before waiting for them), and the write must wait
-/// for its end, then find the link and refuse.
+/// With `--editor-terminals` (and a client that offers terminals) a command runs in the
+/// editor's terminal, which its call shows, its title saying it is outside the sandbox; the
+/// model gets its output and exit code. Without the flag the client's terminals go unused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_cannot_swap_a_folder_for_a_link_while_the_editor_writes() {
+async fn commands_run_in_the_editor_s_terminals_only_when_the_user_opts_in() {
     let work = tempfile::tempdir().unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
-    std::fs::create_dir(work.path().join("dir")).unwrap();
-    let swap = format!(
-        "sleep 0.3; mv dir dir.real && ln -s {} dir && echo swapped",
-        elsewhere.path().display()
-    );
+    let command = "echo in-a-terminal; pwd; exit 3";
     let llm = ScriptedServer::replying(vec![
-        message(&[
-            tool_use("s1", "shell", json!({"command": swap})),
-            tool_use(
-                "w1",
-                "write_file",
-                json!({"file_path": "dir/x.txt", "content": "planted\n"}),
-            ),
-        ]),
-        message(&[text("Done.")]),
+        message(&[tool_use("t1", "shell", json!({"command": command}))]),
+        message(&[text("Ran it.")]),
+        message(&[tool_use("t2", "shell", json!({"command": command}))]),
+        message(&[text("Ran it here.")]),
     ])
     .await;
     let seen = client(
         work.path(),
         &llm,
-        &["write", "--fs", "--save-after", "1"],
-        &["--approval", "auto"],
+        &["run it", "--terminals"],
+        &["--approval", "auto", "--editor-terminals"],
     )
     .await;
     assert_eq!(seen["stop_reason"], "end_turn", "{seen}");
-    let mut results = super::common::last_tool_results(&llm.requests());
-    results.sort();
-    assert!(results[0].2.contains("swapped"), "{results:?}");
+    let created = seen["terminals"].as_array().unwrap();
+    assert_eq!(created.len(), 1, "{seen}");
+    assert_eq!(created[0]["args"], json!(["-c", command]), "{seen}");
+    let shown = updates_of(&seen, "tool_call_update")
+        .into_iter()
+        .find(|u| {
+            u["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("outside agent-host's sandbox"))
+        })
+        .unwrap_or_else(|| panic!("no call says it runs outside the sandbox: {seen}"));
+    assert_eq!(shown["content"][0]["type"], "terminal", "{seen}");
+    let result = last_results(&llm);
+    let folder = std::fs::canonicalize(work.path()).unwrap().display().to_string();
     assert!(
-        !elsewhere.path().join("x.txt").exists(),
-        "the editor's write landed outside the workspace"
+        result.contains("in-a-terminal") && result.contains(&folder),
+        "{result}"
     );
-    let (_, refused, why) = &results[1];
-    assert!(*refused && why.contains("outside"), "{results:?}");
-    assert_eq!(seen["writes"], json!([]), "{seen}");
+    assert!(result.contains("Exit code: 3"), "{result}");
+
+    let seen = client(
+        work.path(),
+        &llm,
+        &["run it", "--terminals"],
+        &["--approval", "auto"],
+    )
+    .await;
+    assert_eq!(seen["terminals"], json!([]), "{seen}");
+    assert!(last_results(&llm).contains("in-a-terminal"));
 }

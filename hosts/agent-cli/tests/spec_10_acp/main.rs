@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod editor;
+mod editor_attacks;
 
 use common::agent_host_at;
 use scripted_llm::anthropic::{message, text, tool_use};

@@ -13,6 +13,7 @@ pub mod environment;
 pub(crate) mod file_kind;
 pub(crate) mod ignore_rules;
 mod link_targets;
+pub use link_targets::nearest_real_path;
 pub mod local;
 pub mod options;
 pub mod policy;
