@@ -27,8 +27,9 @@ use async_trait::async_trait;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use std::time::Instant;
 use tokio::sync::{OwnedRwLockWriteGuard, RwLock};
 
 /// How long the editor gets to answer one request; a read then falls back to the disk.
@@ -117,10 +118,12 @@ impl EditorLink {
         let (answered, answer) = tokio::sync::oneshot::channel();
         let link = self.clone();
         let request = (path.to_path_buf(), text.to_string());
+        *pending_write() = Some((path.to_path_buf(), Instant::now()));
         tokio::spawn(async move {
             let result = link
                 .ask(|session| WriteTextFileRequest::new(session, request.0, request.1))
                 .await;
+            *pending_write() = None;
             drop(quiet);
             let _ = answered.send(result);
         });
@@ -133,6 +136,40 @@ impl EditorLink {
                     "no answer within {EDITOR_PATIENCE:?} (the editor may still make the change; \
                      agent-host writes the session's files itself from now on)"
                 ))
+            }
+        }
+    }
+}
+
+/// The write an editor is being asked to make, and since when: while it is unanswered every
+/// other command and editor request waits, and past [`EDITOR_PATIENCE`] they give up, saying
+/// why, instead of waiting on (the lock itself stays until the editor answers).
+static PENDING_WRITE: Mutex<Option<(PathBuf, Instant)>> = Mutex::new(None);
+
+fn pending_write() -> std::sync::MutexGuard<'static, Option<(PathBuf, Instant)>> {
+    PENDING_WRITE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Waits for `acquire` (a lock), unless an editor has left a write unanswered too long.
+async fn unless_stuck<T>(acquire: impl std::future::Future<Output = T>) -> Result<T, String> {
+    tokio::pin!(acquire);
+    let mut check = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        tokio::select! {
+            acquired = &mut acquire => return Ok(acquired),
+            _ = check.tick() => {
+                if let Some((path, since)) = pending_write().as_ref()
+                    && since.elapsed() > EDITOR_PATIENCE
+                {
+                    return Err(format!(
+                        "the editor has not answered a write to {} for {} s; until it does, no command \
+                         runs and no file goes to the editor (answer or dismiss it in the editor)",
+                        path.display(),
+                        since.elapsed().as_secs()
+                    ));
+                }
             }
         }
     }
@@ -210,7 +247,13 @@ impl agent_host::environments::Delegating for EditorFiles {
         if range.is_some() || !self.link.reads() {
             return self.inner.read_file(path, range).await;
         }
-        let _no_command_runs = self.commands.write().await;
+        let _no_command_runs = match unless_stuck(self.commands.write()).await {
+            Ok(guard) => guard,
+            Err(why) => {
+                tracing::warn!("{path} is read from disk: {why}");
+                return self.inner.read_file(path, None).await;
+            }
+        };
         // The disk's copy first: the local environment's confinement decides what may be
         // read at all, and a binary file is no buffer.
         let disk = self.inner.read_file(path, None).await?;
@@ -241,7 +284,9 @@ impl agent_host::environments::Delegating for EditorFiles {
             Some(text) if self.link.writes() => text,
             _ => return self.inner.write_file(path, contents).await,
         };
-        let no_command_runs = self.commands.clone().write_owned().await;
+        let no_command_runs = unless_stuck(self.commands.clone().write_owned())
+            .await
+            .map_err(|why| FsError::Other(format!("{path} was not written: {why}")))?;
         let Some((editor_path, real)) = self.in_workspace(path) else {
             return self.inner.write_file(path, contents).await;
         };
@@ -277,7 +322,9 @@ impl agent_host::environments::Delegating for EditorFiles {
     }
 
     async fn spawn(&self, request: SpawnRequest) -> Result<ProcessHandle, SpawnError> {
-        let running = self.commands.clone().read_owned().await;
+        let running = unless_stuck(self.commands.clone().read_owned())
+            .await
+            .map_err(|why| SpawnError::Failed(format!("the command was not started: {why}")))?;
         let handle = self.inner.spawn(request).await?;
         // Released when the command has ended, not when its result is read: the core reads
         // it only after the round's other calls (an edit among them) have started.

@@ -22,12 +22,17 @@ pub async fn ask(
     session_id: &SessionId,
     call_id: &str,
     question: &ApprovalQuestion,
+    editor_terminals: bool,
 ) -> ApprovalAnswer {
-    let request = RequestPermissionRequest::new(
-        session_id.clone(),
-        tool_call(call_id, question),
-        options(question),
-    );
+    let mut call = tool_call(call_id, question);
+    if editor_terminals && question.tool_name == "shell" {
+        // The command would run unsandboxed, with the editor's environment: the question says so.
+        let title = call.fields.title.take().unwrap_or_default();
+        call.fields.title = Some(format!(
+            "In the editor's terminal, OUTSIDE agent-host's sandbox: {title}"
+        ));
+    }
+    let request = RequestPermissionRequest::new(session_id.clone(), call, options(question));
     // Awaited, never dropped: a dropped request is cancelled with a message clients may not know.
     match cx.send_request(request).block_task().await {
         Ok(response) => answer(&response.outcome),

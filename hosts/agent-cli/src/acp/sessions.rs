@@ -62,6 +62,8 @@ pub struct AcpSession {
     pub credential_hint: Option<String>,
     /// Commands started in the editor's terminals, for their tool calls.
     pub terminals: mpsc::UnboundedReceiver<TerminalStarted>,
+    /// Whether commands run in the editor's terminals (the user asked, the client offers).
+    pub editor_terminals: bool,
 }
 
 /// A session just started: its id, mode and the update offering its commands.
@@ -265,6 +267,7 @@ impl Sessions {
             commands,
             credential_hint: prepared.credential_hint,
             terminals,
+            editor_terminals: offered.terminal,
         };
         lock(&self.open).insert(id.clone(), Arc::new(tokio::sync::Mutex::new(session)));
         Ok(Started {

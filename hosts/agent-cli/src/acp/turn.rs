@@ -27,16 +27,20 @@ pub async fn run(
         root,
         credential_hint,
         terminals,
+        editor_terminals,
         ..
     } = session;
-    // A question an earlier turn's cancel withdrew must not be asked now.
+    // A question an earlier turn's cancel withdrew must not be asked now, nor an earlier
+    // turn's terminal be shown in this one's calls.
     while let Ok(stale) = questions.try_recv() {
         stale.refuse("its input ended");
     }
+    while terminals.try_recv().is_ok() {}
     if !agent.submit(input) {
         return Err(acp::Error::internal_error().data("the session is not ready for input"));
     }
-    let mut updates = Updates::new(changes.clone(), workspace.clone(), root.clone());
+    let mut updates =
+        Updates::new(changes.clone(), workspace.clone(), root.clone()).in_editor_terminals(*editor_terminals);
     let send = |update| cx.send_notification(SessionNotification::new(session_id.clone(), update));
     loop {
         tokio::select! {
@@ -82,7 +86,8 @@ pub async fn run(
                 if let Some(introduced) = introduced {
                     send(introduced)?;
                 }
-                let answer = super::permission::ask(cx, session_id, &call_id, &question.question).await;
+                let answer =
+                    super::permission::ask(cx, session_id, &call_id, &question.question, *editor_terminals).await;
                 question.reply(answer);
             }
         }

@@ -28,6 +28,9 @@ const FINAL_OUTPUT: usize = 64 * 1024;
 /// its latest lines a few times a second, not once per chunk.
 const LIVE_INTERVAL: Duration = Duration::from_millis(100);
 
+/// What a command's call says when it runs in the editor's terminal.
+const OUTSIDE_THE_SANDBOX: &str = "(in the editor's terminal, outside agent-host's sandbox)";
+
 /// A call between its start and its end.
 struct Running {
     category: ToolCategory,
@@ -51,6 +54,8 @@ pub struct Updates {
     /// Calls of subagents the client was asked about: shown from their question to their end
     /// (a subagent's other calls stay inside its own call).
     asked: std::collections::HashSet<String>,
+    /// Whether commands run in the editor's terminals: their calls say so from the start.
+    editor_terminals: bool,
 }
 
 impl Updates {
@@ -61,7 +66,14 @@ impl Updates {
             root,
             running: HashMap::new(),
             asked: Default::default(),
+            editor_terminals: false,
         }
+    }
+
+    /// Commands of this session run in the editor's terminals, outside the sandbox.
+    pub fn in_editor_terminals(mut self, on: bool) -> Self {
+        self.editor_terminals = on;
+        self
     }
 
     /// The id the client knows a question's call by, and, for a subagent's call it has not
@@ -145,10 +157,13 @@ impl Updates {
                         last_sent: None,
                     },
                 );
-                let title = format!(
+                let mut title = format!(
                     "{tool_name} {}",
                     crate::chat::tool_lines::summary(arguments, changes)
                 );
+                if self.editor_terminals && *category == ToolCategory::Command {
+                    title = format!("{} {OUTSIDE_THE_SANDBOX}", title.trim_end());
+                }
                 vec![SessionUpdate::ToolCall(
                     ToolCall::new(call_id.clone(), title.trim_end())
                         .kind(kind(tool_name, *category))
@@ -234,7 +249,7 @@ impl Updates {
             call_id,
             ToolCallUpdateFields::new()
                 .title(format!(
-                    "shell {} (in the editor's terminal, outside agent-host's sandbox)",
+                    "shell {} {OUTSIDE_THE_SANDBOX}",
                     crate::chat::tool_lines::summary(&serde_json::json!({"command": command}), &[])
                 ))
                 .content(vec![ToolCallContent::Terminal(Terminal::new(

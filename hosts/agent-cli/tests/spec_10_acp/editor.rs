@@ -249,6 +249,8 @@ async fn commands_run_in_the_editor_s_terminals_only_when_the_user_opts_in() {
         message(&[text("Ran it.")]),
         message(&[tool_use("t2", "shell", json!({"command": command}))]),
         message(&[text("Ran it here.")]),
+        message(&[tool_use("t3", "shell", json!({"command": command}))]),
+        message(&[text("Asked first.")]),
     ])
     .await;
     let seen = client(
@@ -261,7 +263,11 @@ async fn commands_run_in_the_editor_s_terminals_only_when_the_user_opts_in() {
     assert_eq!(seen["stop_reason"], "end_turn", "{seen}");
     let created = seen["terminals"].as_array().unwrap();
     assert_eq!(created.len(), 1, "{seen}");
-    assert_eq!(created[0]["args"], json!(["-c", command]), "{seen}");
+    assert_eq!(
+        created[0]["args"],
+        json!(["-c", format!("exec </dev/null\n{command}")]),
+        "{seen}"
+    );
     let shown = updates_of(&seen, "tool_call_update")
         .into_iter()
         .find(|u| {
@@ -288,4 +294,25 @@ async fn commands_run_in_the_editor_s_terminals_only_when_the_user_opts_in() {
     .await;
     assert_eq!(seen["terminals"], json!([]), "{seen}");
     assert!(last_results(&llm).contains("in-a-terminal"));
+
+    // In ask mode the question says where the command would run, before it runs.
+    let seen = client(
+        work.path(),
+        &llm,
+        &["run it", "--terminals", "--option", "allow_once"],
+        &["--approval", "ask", "--editor-terminals"],
+    )
+    .await;
+    let asked = seen["permissions"][0]["tool_call"]["title"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        asked.starts_with("In the editor's terminal, OUTSIDE agent-host's sandbox"),
+        "{seen}"
+    );
+    let started = updates_of(&seen, "tool_call")[0]["title"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(started.ends_with("outside agent-host's sandbox)"), "{seen}");
+    assert_eq!(seen["terminals"].as_array().unwrap().len(), 1, "{seen}");
 }
