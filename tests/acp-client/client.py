@@ -12,7 +12,7 @@ the file on disk; a write replaces the buffer and is recorded, and saved to disk
 opens a saved session with session/load instead of session/new (the updates that replay it are
 printed apart); --mcp JSON passes one stdio MCP server ({"name", "command", "args"}); --image
 FILE adds a PNG to the prompt; --terminals offers terminal/* (each command a real process of
-the client's, its creation recorded).
+the client's, its creation recorded); --mode-after S MODE sets the mode S seconds into the turn.
 
 usage: client.py PROMPT [--cwd DIR] [--option ID] [--mode ID] [--link PATH]... [--cancel-after S]
                  [--quit-after S] [--fs] [--buffer PATH=TEXT]... [--load ID] [--mcp JSON]...
@@ -172,6 +172,7 @@ async def main() -> int:
     parser.add_argument("--authenticate")
     parser.add_argument("--save-after", type=float)
     parser.add_argument("--terminals", action="store_true")
+    parser.add_argument("--mode-after", nargs=2, metavar=("S", "MODE"))
     args, agent = parser.parse_args(argv[:split]), argv[split + 1 :]
     cwd = os.path.abspath(args.cwd)
     buffers = {os.path.join(cwd, path): text for path, text in (b.split("=", 1) for b in args.buffer)}
@@ -229,6 +230,11 @@ async def main() -> int:
             full = os.path.join(cwd, path)
             prompt.append(ResourceContentBlock(type="resource_link", name=path, uri=f"file://{full}"))
         turn = asyncio.create_task(conn.prompt(session_id=session_id, prompt=prompt))
+        mode_answered_while_running = None
+        if args.mode_after:
+            await asyncio.sleep(float(args.mode_after[0]))
+            await conn.set_session_mode(session_id=session_id, mode_id=args.mode_after[1])
+            mode_answered_while_running = not turn.done()
         if args.cancel_after is not None:
             await asyncio.sleep(args.cancel_after)
             await conn.cancel(session_id=session_id)
@@ -253,6 +259,7 @@ async def main() -> int:
                 "reads": recorder.reads,
                 "writes": recorder.writes,
                 "terminals": recorder.created,
+                "mode_answered_while_running": mode_answered_while_running,
             }
         )
     )

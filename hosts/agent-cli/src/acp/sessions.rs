@@ -10,7 +10,7 @@ use crate::chat::file_changes::FileChanges;
 use crate::chat::setup::FromEditor;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, LoadSessionRequest,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CurrentModeUpdate, LoadSessionRequest,
     LoadSessionResponse, McpServer, NewSessionRequest, NewSessionResponse, PromptRequest, SessionId,
     SessionMode, SessionModeState, SessionNotification, SessionUpdate, StopReason, UnstructuredCommandInput,
 };
@@ -88,6 +88,8 @@ pub struct Sessions {
 struct Control {
     handle: SessionHandle,
     running: bool,
+    /// A mode the client chose while a turn ran: applied when it ends.
+    pending_mode: Option<ApprovalMode>,
 }
 
 impl Sessions {
@@ -239,6 +241,7 @@ impl Sessions {
         let control = Control {
             handle: agent.control(),
             running: false,
+            pending_mode: None,
         };
         lock(&self.controls).insert(id.clone(), control);
         let commands = crate::custom_commands(&args.env, std::path::Path::new(&workspace));
@@ -327,23 +330,40 @@ impl Sessions {
         request: PromptRequest,
     ) -> Result<StopReason, acp::Error> {
         let id = request.session_id.0.to_string();
-        let ended = match self.session(&id) {
-            Ok(session) => {
-                // Only a mode change can hold it now, for a moment.
-                let mut session = session.lock().await;
-                let ended = super::turn::run(cx, &request.session_id, &mut session, request.prompt).await;
-                // A failed input may have left a new session in the old one's place.
-                if let Some(control) = lock(&self.controls).get_mut(&id) {
-                    control.handle = session.agent.control();
-                }
-                ended
+        let session = match self.session(&id) {
+            Ok(session) => session,
+            Err(error) => {
+                self.end_turn(&id);
+                return Err(error);
             }
-            Err(error) => Err(error),
         };
+        // Only a mode change between turns can hold it now, for a moment.
+        let mut session = session.lock().await;
+        let ended = super::turn::run(cx, &request.session_id, &mut session, request.prompt).await;
+        // A failed input may have left a new session in the old one's place.
         if let Some(control) = lock(&self.controls).get_mut(&id) {
-            control.running = false;
+            control.handle = session.agent.control();
+        }
+        // Ended while the session is still held: a mode chosen from now on waits for it.
+        if let Some(mode) = self.end_turn(&id) {
+            match session.agent.set_approval(mode).await {
+                Ok(()) => {
+                    let update = SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str()));
+                    let _ =
+                        cx.send_notification(SessionNotification::new(request.session_id.clone(), update));
+                }
+                Err(error) => tracing::warn!("the mode chosen during the turn was not applied: {error}"),
+            }
         }
         ended
+    }
+
+    /// Marks `id`'s turn ended; the mode chosen while it ran, if any.
+    fn end_turn(&self, id: &str) -> Option<ApprovalMode> {
+        let mut controls = lock(&self.controls);
+        let control = controls.get_mut(id)?;
+        control.running = false;
+        control.pending_mode.take()
     }
 
     /// `session/cancel`: stops the running turn (its commands are killed); the turn then
@@ -354,11 +374,16 @@ impl Sessions {
         }
     }
 
-    /// `session/set_mode`: an approval mode, from the next call on (after the running turn,
-    /// when one runs: the mode changes between inputs).
+    /// `session/set_mode`: an approval mode, from the next input on. Answered at once: while
+    /// a turn runs, the mode is applied when it ends (the mode changes between inputs) and the
+    /// client is told with `current_mode_update`.
     pub async fn set_mode(&self, id: &str, mode: &str) -> Result<(), acp::Error> {
         let mode: ApprovalMode = mode.parse().map_err(invalid)?;
         let session = self.session(id)?;
+        if let Some(control) = lock(&self.controls).get_mut(id).filter(|c| c.running) {
+            control.pending_mode = Some(mode);
+            return Ok(());
+        }
         let mut session = session.lock().await;
         session
             .agent

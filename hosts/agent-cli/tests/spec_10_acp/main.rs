@@ -171,6 +171,36 @@ async fn a_rejected_permission_reaches_the_model_and_nothing_runs() {
     assert_eq!(seen["stop_reason"], "end_turn");
 }
 
+/// A mode chosen while a turn runs is answered at once and applied when the turn ends, which
+/// the client is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mode_chosen_during_a_turn_is_answered_at_once_and_applied_after_it() {
+    let work = tempfile::tempdir().unwrap();
+    let llm = ScriptedServer::replying(calls_then(
+        vec![tool_use(
+            "t1",
+            "shell",
+            json!({"command": "sleep 1.5; echo slept"}),
+        )],
+        "Slept.",
+    ))
+    .await;
+    let seen = client(
+        work.path(),
+        &llm,
+        &["sleep", "--mode-after", "0.3", "read-only"],
+        &["--approval", "auto"],
+    )
+    .await;
+    assert_eq!(seen["stop_reason"], "end_turn", "{seen}");
+    assert_eq!(seen["mode_answered_while_running"], true, "{seen}");
+    // The command ran in the mode the turn started in.
+    assert!(last_results(&llm).contains("slept"), "{}", last_results(&llm));
+    let changed = updates_of(&seen, "current_mode_update");
+    assert_eq!(changed.len(), 1, "{seen}");
+    assert_eq!(changed[0]["currentModeId"], "read-only", "{seen}");
+}
+
 /// "Always reject" refuses the rest of the session's calls of that scope without asking.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reject_always_refuses_the_same_kind_of_call_later_without_asking() {
