@@ -98,12 +98,21 @@ impl EditorLink {
             .map_err(|error| error.to_string())
     }
 
-    async fn read(&self, path: &Path) -> Result<String, String> {
-        let asked = self.ask(|session| ReadTextFileRequest::new(session, path.to_path_buf()));
-        match tokio::time::timeout(EDITOR_PATIENCE, asked).await {
-            Ok(answer) => answer.map(|response| response.content),
+    /// [`EditorLink::ask`] given [`EDITOR_PATIENCE`] (a late answer is dropped).
+    pub async fn ask_briefly<R: JsonRpcRequest>(
+        &self,
+        build: impl FnOnce(SessionId) -> R,
+    ) -> Result<R::Response, String> {
+        match tokio::time::timeout(EDITOR_PATIENCE, self.ask(build)).await {
+            Ok(answer) => answer,
             Err(_) => Err(format!("no answer within {EDITOR_PATIENCE:?}")),
         }
+    }
+
+    async fn read(&self, path: &Path) -> Result<String, String> {
+        self.ask_briefly(|session| ReadTextFileRequest::new(session, path.to_path_buf()))
+            .await
+            .map(|response| response.content)
     }
 
     /// Asks the editor to write; `quiet` (no command may run) is held until the editor has

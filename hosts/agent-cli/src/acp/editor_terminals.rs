@@ -26,8 +26,6 @@ use tokio::sync::{Notify, mpsc, watch};
 const POLL: Duration = Duration::from_millis(200);
 /// The most output the editor keeps per terminal (its beginning is dropped past it).
 const OUTPUT_LIMIT: u64 = 1024 * 1024;
-/// How long the editor gets to answer one terminal request (not the wait for the exit).
-const REQUEST_PATIENCE: Duration = Duration::from_secs(30);
 /// How long a killed command's terminal gets to report its exit.
 const KILL_GRACE: Duration = Duration::from_secs(10);
 /// Terminals running at once, all sessions together (as for local commands).
@@ -38,17 +36,6 @@ fn terminal_slots() -> Arc<tokio::sync::Semaphore> {
     SLOTS
         .get_or_init(|| Arc::new(tokio::sync::Semaphore::new(MAX_TERMINALS)))
         .clone()
-}
-
-/// A request to the editor, given [`REQUEST_PATIENCE`].
-async fn ask_briefly<R: agent_client_protocol::JsonRpcRequest>(
-    link: &EditorLink,
-    build: impl FnOnce(agent_client_protocol::v1::schema::SessionId) -> R,
-) -> Result<R::Response, String> {
-    match tokio::time::timeout(REQUEST_PATIENCE, link.ask(build)).await {
-        Ok(answer) => answer,
-        Err(_) => Err(format!("no answer within {REQUEST_PATIENCE:?}")),
-    }
 }
 
 /// A command started in the editor's terminal: the command line and the terminal's id, for
@@ -115,15 +102,17 @@ impl agent_host::environments::Delegating for EditorTerminals {
         let command = request.command.clone();
         // Input closed, as for local commands: a terminal would wait for typing.
         let script = format!("exec </dev/null\n{command}");
-        let created = ask_briefly(&self.link, |session| {
-            CreateTerminalRequest::new(session, "/bin/bash")
-                .args(vec!["-c".to_string(), script])
-                .cwd(cwd)
-                .env(env)
-                .output_byte_limit(OUTPUT_LIMIT)
-        })
-        .await
-        .map_err(|why| SpawnError::Failed(format!("the editor did not open a terminal: {why}")))?;
+        let created = self
+            .link
+            .ask_briefly(|session| {
+                CreateTerminalRequest::new(session, "/bin/bash")
+                    .args(vec!["-c".to_string(), script])
+                    .cwd(cwd)
+                    .env(env)
+                    .output_byte_limit(OUTPUT_LIMIT)
+            })
+            .await
+            .map_err(|why| SpawnError::Failed(format!("the editor did not open a terminal: {why}")))?;
         let id = created.terminal_id.0.to_string();
         let _ = self.started.send((request.command, id.clone()));
         let (chunks, output) = mpsc::unbounded_channel();
@@ -170,18 +159,18 @@ async fn follow(
             status = &mut exit => break status.map(|r| r.exit_status),
             () = kill.notified(), if given_up_at.is_none() => {
                 given_up_at = Some(tokio::time::Instant::now());
-                let _ = ask_briefly(&link, |session| KillTerminalRequest::new(session, id.clone())).await;
+                let _ = link.ask_briefly(|session| KillTerminalRequest::new(session, id.clone())).await;
             }
             () = expiry => match given_up_at {
                 Some(_) => break Err("the terminal did not report its end after it was killed".to_string()),
                 None => {
                     timed_out = true;
                     given_up_at = Some(tokio::time::Instant::now());
-                    let _ = ask_briefly(&link, |session| KillTerminalRequest::new(session, id.clone())).await;
+                    let _ = link.ask_briefly(|session| KillTerminalRequest::new(session, id.clone())).await;
                 }
             },
             _ = poll.tick() => {
-                if let Ok(now) = ask_briefly(&link, |session| TerminalOutputRequest::new(session, id.clone())).await
+                if let Ok(now) = link.ask_briefly(|session| TerminalOutputRequest::new(session, id.clone())).await
                     && !now.truncated
                     && now.output.len() > streamed
                     && now.output.is_char_boundary(streamed)
@@ -195,11 +184,14 @@ async fn follow(
             }
         }
     };
-    let output = ask_briefly(&link, |session| TerminalOutputRequest::new(session, id.clone()))
+    let output = link
+        .ask_briefly(|session| TerminalOutputRequest::new(session, id.clone()))
         .await
         .map(|o| o.output)
         .unwrap_or_default();
-    let _ = ask_briefly(&link, |session| ReleaseTerminalRequest::new(session, id.clone())).await;
+    let _ = link
+        .ask_briefly(|session| ReleaseTerminalRequest::new(session, id.clone()))
+        .await;
     let (exit_code, note) = match &status {
         Ok(status) => exit_code(status),
         Err(why) => (-1, format!("the editor did not say how the command ended: {why}")),

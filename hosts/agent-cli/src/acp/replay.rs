@@ -3,7 +3,7 @@
 //! result), sent before the load is answered.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    ContentBlock, SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields,
 };
 use agent_protocol::{ContentPart, Turn};
@@ -19,16 +19,16 @@ pub fn updates(turns: &[Turn]) -> Vec<SessionUpdate> {
     for turn in turns {
         match turn {
             Turn::User { content, .. } | Turn::Steering { content, .. } => {
-                updates.push(SessionUpdate::UserMessageChunk(chunk(content)));
+                updates.push(SessionUpdate::UserMessageChunk(super::updates::chunk(content)));
             }
             Turn::Assistant { message, .. } => {
                 for part in &message.parts {
                     match part {
                         ContentPart::Text { text, .. } if !text.is_empty() => {
-                            updates.push(SessionUpdate::AgentMessageChunk(chunk(text)));
+                            updates.push(SessionUpdate::AgentMessageChunk(super::updates::chunk(text)));
                         }
                         ContentPart::Thinking { text, .. } if !text.is_empty() => {
-                            updates.push(SessionUpdate::AgentThoughtChunk(chunk(text)));
+                            updates.push(SessionUpdate::AgentThoughtChunk(super::updates::chunk(text)));
                         }
                         ContentPart::ToolCall {
                             id, name, arguments, ..
@@ -65,10 +65,6 @@ pub fn updates(turns: &[Turn]) -> Vec<SessionUpdate> {
         }
     }
     updates
-}
-
-fn chunk(text: &str) -> ContentChunk {
-    ContentChunk::new(ContentBlock::from(text.to_string()))
 }
 
 #[cfg(test)]

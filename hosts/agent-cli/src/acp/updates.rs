@@ -322,7 +322,7 @@ impl Updates {
     }
 }
 
-fn chunk(text: &str) -> ContentChunk {
+pub(super) fn chunk(text: &str) -> ContentChunk {
     ContentChunk::new(ContentBlock::from(text.to_string()))
 }
 
