@@ -237,6 +237,7 @@ impl ports::SessionHost for Host {
             K::ToolCallEnd => sh::EventKind::ToolCallEnd,
             K::SteeringInjected => sh::EventKind::SteeringInjected,
             K::PlanUpdated => sh::EventKind::PlanUpdated,
+            K::NetworkConnection => sh::EventKind::NetworkConnection,
             K::TurnLimit => sh::EventKind::TurnLimit,
             K::LoopDetection => sh::EventKind::LoopDetection,
             K::Compaction => sh::EventKind::Compaction,

@@ -36,10 +36,11 @@ pub enum EventKind {
     Warning,
     Error,
     PlanUpdated,
+    NetworkConnection,
 }
 
 impl EventKind {
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::SessionStart,
         Self::SessionEnd,
         Self::UserInput,
@@ -60,6 +61,7 @@ impl EventKind {
         Self::Warning,
         Self::Error,
         Self::PlanUpdated,
+        Self::NetworkConnection,
     ];
 
     /// The spec's name, e.g. `TOOL_CALL_END`.
@@ -85,6 +87,7 @@ impl EventKind {
             Self::Warning => "WARNING",
             Self::Error => "ERROR",
             Self::PlanUpdated => "PLAN_UPDATED",
+            Self::NetworkConnection => "NETWORK_CONNECTION",
         }
     }
 
@@ -208,6 +211,31 @@ pub enum CompactionStage {
     ToolOutputsElided,
     /// Older turns were replaced by a summary the model wrote (after eliding).
     Summarised,
+}
+
+/// What agent-host's network proxy did with one connection of a sandboxed command (with a
+/// network allow-list): reported by the host when the connection ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkConnection {
+    /// The tool call whose command made it, when the host knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The host the command asked for, as it asked (a name or an address).
+    pub host: String,
+    pub port: u16,
+    /// The address the proxy connected to, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// `CONNECT` for a tunnel (HTTPS), else the forwarded request's method.
+    pub method: String,
+    pub allowed: bool,
+    /// Why it was refused (or could not be made), as the command was told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Bytes from the command to the server, and back.
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub duration_ms: u64,
 }
 
 /// A non-fatal issue, by kind.
@@ -362,6 +390,8 @@ pub enum EventData {
         kind: ErrorKind,
         retryable: bool,
     },
+    /// A sandboxed command's connection through the network allow-list's proxy (host only).
+    NetworkConnection(NetworkConnection),
 }
 
 /// A WIT payload that does not fit its kind, or a stored line that is not an event.
@@ -402,6 +432,7 @@ impl EventData {
             Self::Warning(_) => EventKind::Warning,
             Self::Error { .. } => EventKind::Error,
             Self::PlanUpdated { .. } => EventKind::PlanUpdated,
+            Self::NetworkConnection(_) => EventKind::NetworkConnection,
         }
     }
 

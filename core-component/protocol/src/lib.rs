@@ -19,7 +19,7 @@ pub use config::{Limits, RetrySettings, SessionConfig, ToolOutputLimit};
 pub use defaults::FamilyDefaults;
 pub use event::{
     CompactionStage, CompactionTrigger, EndReason, Event, EventData, EventKind, ImageInfo, LimitName,
-    OutputStream, TokenSource, ToolCategory, ToolOutcome, Warning, WireError,
+    NetworkConnection, OutputStream, TokenSource, ToolCategory, ToolOutcome, Warning, WireError,
 };
 pub use history::{
     ContentPart, FinishReason, HistoryEntry, ImageData, Message, ResumeRequest, Role, ToolCall,

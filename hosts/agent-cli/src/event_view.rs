@@ -6,6 +6,7 @@
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
 use agent_host::protocol::{CompactionStage, CompactionTrigger, ErrorKind, UsageTotals};
+use agent_host::session_host::network_events;
 use std::io::Write;
 
 /// Prints events for people (or as JSON lines for scripts).
@@ -114,6 +115,11 @@ impl EventView {
             EventData::TurnLimit { limit, value } => {
                 self.break_line(&mut out);
                 let _ = writeln!(out, "[turn limit] {} reached ({value})", limit.as_str());
+            }
+            // What the command's text cannot say: which hosts it reached, and what it sent.
+            EventData::NetworkConnection(connection) => {
+                self.break_line(&mut out);
+                let _ = writeln!(out, "  [{}]", one_line(&network_events::summary(connection)));
             }
             // The error that ends the input is what `run` reports as it exits, once.
             EventData::Error { .. } => self.break_line(&mut out),

@@ -172,3 +172,136 @@ async fn continue_and_resume_keep_the_session_going_from_a_script() {
     );
     assert_eq!(server.requests().len(), 3);
 }
+
+/// An HTTP server on 127.0.0.1 answering every request with `hello`.
+async fn hello_server() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n")
+                    .await;
+            });
+        }
+    });
+    port
+}
+
+/// With a network allow-list each connection a command makes through agent-host's proxy
+/// is an event of the call that ran it, in `--json` and as a line in the plain view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_command_s_connections_are_events_of_its_call() {
+    use scripted_llm::anthropic::tool_use;
+    let port = hello_server().await;
+    let command = format!("curl -sS http://ok.test:{port}/; curl -sS http://nope.test:{port}/ >/dev/null");
+    let script = || {
+        vec![
+            message(&[tool_use(
+                "toolu_1",
+                "shell",
+                serde_json::json!({ "command": command }),
+            )]),
+            message(&[text("Fetched.")]),
+        ]
+    };
+    let allowed = format!("ok.test:{port}");
+    let flags = |json: bool| {
+        let mut flags = vec![
+            "fetch it".to_string(),
+            "--network-allow".to_string(),
+            allowed.clone(),
+            "--network-allow".to_string(),
+            format!("127.0.0.1:{port}"),
+        ];
+        if json {
+            flags.push("--json".to_string());
+        }
+        flags
+    };
+    let server = common::scripted_server(script()).await;
+    let work = tempfile::tempdir().unwrap();
+    let args = flags(true);
+    let output = run_in(
+        work.path(),
+        &server,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .env("AGENT_HOST_TEST_RESOLVE", "ok.test=127.0.0.1,nope.test=127.0.0.1")
+    .output()
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let network: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "NETWORK_CONNECTION")
+        .collect();
+    assert_eq!(network.len(), 2, "{}", stdout(&output));
+    let (ok, nope) = (&network[0]["data"], &network[1]["data"]);
+    assert_eq!(ok["call_id"], "toolu_1");
+    assert_eq!(
+        (ok["host"].as_str(), ok["allowed"].as_bool()),
+        (Some("ok.test"), Some(true))
+    );
+    assert_eq!(ok["method"], "GET");
+    assert!(ok["bytes_down"].as_u64().unwrap() > 0, "{ok}");
+    assert_eq!(
+        (nope["host"].as_str(), nope["allowed"].as_bool()),
+        (Some("nope.test"), Some(false))
+    );
+    assert!(
+        nope["reason"].as_str().unwrap().contains("not in network_allow"),
+        "{nope}"
+    );
+    // Both before the call's end, whose output says what was refused.
+    let end = events.iter().position(|e| e["kind"] == "TOOL_CALL_END").unwrap();
+    let last_network = events
+        .iter()
+        .rposition(|e| e["kind"] == "NETWORK_CONNECTION")
+        .unwrap();
+    assert!(last_network < end);
+    assert!(
+        events[end]["data"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("nope.test"),
+        "{}",
+        events[end]
+    );
+
+    // The plain view shows one line for each.
+    let server = common::scripted_server(script()).await;
+    let args = flags(false);
+    let output = run_in(
+        work.path(),
+        &server,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .env("AGENT_HOST_TEST_RESOLVE", "ok.test=127.0.0.1,nope.test=127.0.0.1")
+    .output()
+    .await
+    .unwrap();
+    let shown = stdout(&output);
+    assert!(
+        shown.contains(&format!("[net ok.test:{port} allowed, ")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("[net nope.test:{port} REFUSED: not in network_allow")),
+        "{shown}"
+    );
+}

@@ -356,6 +356,20 @@ export interface EventDataByKind {
   };
   WARNING: WarningData;
   ERROR: { message: string; kind: ErrorKindName; retryable: boolean };
+  /** Host-emitted by agent-host (a sandboxed command's connection through its network
+   *  allow-list's proxy); the browser host runs no commands and never emits it. */
+  NETWORK_CONNECTION: {
+    call_id?: string;
+    host: string;
+    port: number;
+    address?: string;
+    method: string;
+    allowed: boolean;
+    reason?: string;
+    bytes_up: number;
+    bytes_down: number;
+    duration_ms: number;
+  };
 }
 
 /** One event: `data` is typed by `kind` (narrow with `event.kind === 'TOOL_CALL_END'`). */

@@ -4,6 +4,7 @@ use super::commands::approval_meaning;
 use super::driver::one_line;
 use agent_host::approval::ApprovalMode;
 use agent_host::host_tools::mcp::StartedServers;
+use agent_host::sandbox::NetworkAccess;
 use agent_host::sandbox::Sandbox;
 use std::path::Path;
 use std::time::Duration;
@@ -50,10 +51,18 @@ pub fn sandbox_text(summary: &str, sandbox: Option<&Sandbox>) -> String {
                     text.push_str(" (but /dev/null, zero, full, random and urandom)");
                 }
             }
-            text.push_str(match sandbox.network() {
-                true => "\n  network: on",
-                false => "\n  network: off (no connections, no name lookups)",
-            });
+            match sandbox.network() {
+                NetworkAccess::On => text.push_str("\n  network: on"),
+                NetworkAccess::Off => text.push_str("\n  network: off (no connections, no name lookups)"),
+                NetworkAccess::AllowList => {
+                    text.push_str(
+                        "\n  network: only these hosts, through agent-host's proxy (each connection shown):",
+                    );
+                    for entry in sandbox.network_allow().map(|l| l.entries()).unwrap_or_default() {
+                        text.push_str(&format!("\n    {entry}"));
+                    }
+                }
+            }
         }
     }
     text.push_str(

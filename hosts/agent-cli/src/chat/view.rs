@@ -12,6 +12,7 @@ use super::tool_lines::{error_lines, folded_output, summary};
 use crate::terminal_text::{multi_line, one_line};
 use agent_host::embed::{Event, EventData, ToolOutcome};
 use agent_host::protocol::{CompactionTrigger, ToolCategory, Warning};
+use agent_host::session_host::network_events;
 use std::sync::Arc;
 use std::time::Instant;
 use terminal_markdown::{MarkdownStream, Style as MarkdownStyle};
@@ -221,6 +222,13 @@ impl ChatView {
             }
             EventData::TurnLimit { limit, value } => {
                 screen.line(&p.yellow(&format!("! stopped: {} reached ({value})", limit.as_str())))
+            }
+            EventData::NetworkConnection(connection) => {
+                let line = format!("  ↳ {}", one_line(&network_events::summary(connection)));
+                screen.line(&match connection.allowed {
+                    true => p.dim(&line),
+                    false => p.yellow(&line),
+                })
             }
             EventData::ProcessingEnd {
                 usage, session_usage, ..

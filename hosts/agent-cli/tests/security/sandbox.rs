@@ -196,6 +196,81 @@ async fn the_network_is_off_unless_allowed() {
     }
 }
 
+/// An HTTP server on 127.0.0.1 answering every request with `hello`, counting the requests.
+async fn hello_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n")
+                    .await;
+            });
+        }
+    });
+    (port, count)
+}
+
+/// With `--network-allow`, a command reaches the named host through agent-host's proxy and
+/// nothing else: not another name (refused, saying how to allow it), not the same server
+/// directly (its own network namespace has no route to it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_allow_list_lets_commands_reach_only_the_named_hosts() {
+    for who in identities().await {
+        let work = who.folder();
+        let home = who.folder();
+        let (port, count) = hello_server().await;
+        let script = format!(
+            "curl -sS http://ok.test:{port}/ && echo FETCHED-ALLOWED
+             curl -sS --proxytunnel http://other.test:{port}/ || echo TUNNEL-REFUSED
+             curl -sS http://other.test:{port}/
+             {}",
+            connect_script(port)
+        );
+        let allowed = format!("ok.test:{port}");
+        let mut command = who.shell_command(
+            work.path(),
+            home.path(),
+            &script,
+            &["--network-allow", &allowed, "--network-allow", "127.0.0.1:*"],
+        );
+        command.env(
+            "AGENT_HOST_TEST_RESOLVE",
+            "ok.test=127.0.0.1,other.test=127.0.0.1",
+        );
+        let output = command.output().await.unwrap();
+        let seen = seen_by_model(&output);
+        assert!(seen.contains("hello\nFETCHED-ALLOWED"), "{}: {seen}", who.name());
+        assert!(seen.contains("TUNNEL-REFUSED"), "{seen}");
+        assert!(
+            seen.contains(&format!(
+                "agent-host refused other.test:{port}: not in network_allow"
+            )) && seen.contains(&format!("--network-allow other.test:{port}")),
+            "{seen}"
+        );
+        assert!(
+            !seen.contains("PY-CONNECTED") && !seen.contains("BASH-CONNECTED"),
+            "{seen}"
+        );
+        // Only the allowed request arrived.
+        accepted(&count, 1).await;
+    }
+}
+
 #[tokio::test]
 async fn a_python_environment_builds_inside_the_workspace() {
     let work = tempfile::tempdir().unwrap();
@@ -288,7 +363,7 @@ async fn an_untrusted_project_can_tighten_the_sandbox_but_not_loosen_it() {
             .to_string()
     };
     assert!(line("sandbox").contains("workspace-write"), "{shown}");
-    assert!(line("sandbox_network").contains("false"), "{shown}");
+    assert!(line("sandbox_network").contains("\"off\""), "{shown}");
     assert!(
         warned.contains("ignored: sandbox (") && warned.contains("sandbox_network ("),
         "{warned}"

@@ -11,8 +11,9 @@ use crate::hooks::HooksConfig;
 use crate::host_tools::command::CommandToolSpec;
 use crate::host_tools::command::names::is_variable_name;
 use crate::host_tools::mcp::McpServerSpec;
-use crate::sandbox::SandboxMode;
+use crate::sandbox::{NetworkAccess, SandboxMode};
 use agent_protocol::{Profile, ReasoningEffort, WireProtocol};
+use egress_proxy::AllowList;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,7 +29,8 @@ struct RawFile {
     approval: Option<Spanned<String>>,
     env_policy: Option<Spanned<String>>,
     sandbox: Option<Spanned<String>>,
-    sandbox_network: Option<Spanned<bool>>,
+    sandbox_network: Option<Spanned<RawNetwork>>,
+    network_allow: Option<Spanned<Vec<String>>>,
     sandbox_deny_read: Option<Spanned<Vec<String>>>,
     request_timeout_secs: Option<Spanned<u64>>,
     api_key: Option<Spanned<toml::Value>>,
@@ -41,6 +43,24 @@ struct RawFile {
     #[serde(default)]
     mcp_servers: BTreeMap<String, Spanned<McpServerSpec>>,
     hooks: Option<Spanned<HooksConfig>>,
+}
+
+/// `sandbox_network`: a setting's name, or true/false as before there were three.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawNetwork {
+    Switch(bool),
+    Named(String),
+}
+
+impl RawNetwork {
+    fn access(&self) -> Result<NetworkAccess, String> {
+        match self {
+            Self::Switch(true) => Ok(NetworkAccess::On),
+            Self::Switch(false) => Ok(NetworkAccess::Off),
+            Self::Named(name) => name.parse(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -119,7 +139,9 @@ pub struct FileLayer {
     pub approval: Option<Sourced<ApprovalMode>>,
     pub env_policy: Option<Sourced<EnvPolicy>>,
     pub sandbox: Option<Sourced<SandboxMode>>,
-    pub sandbox_network: Option<Sourced<bool>>,
+    pub sandbox_network: Option<Sourced<NetworkAccess>>,
+    /// The hosts sandboxed commands reach through the proxy, presets expanded.
+    pub network_allow: Option<Sourced<AllowList>>,
     /// Paths sandboxed commands may not read (absolute; `~/` expanded).
     pub sandbox_deny_read: Vec<PathBuf>,
     /// How long one LLM request may take, head to end of stream (0: no limit).
@@ -219,10 +241,10 @@ impl FileLayer {
         let place = |offset: usize, key: &str| format!("{}:{}: {key}", path.display(), line_of(text, offset));
         let sourced = |value: &Spanned<String>| Sourced::new(value.get_ref().clone(), at(value.span().start));
         // Each value parsed with its own parser; a mistake names the line.
-        fn parsed<T>(
-            value: &Option<Spanned<String>>,
+        fn parsed<S, T>(
+            value: &Option<Spanned<S>>,
             key: &str,
-            parse: impl Fn(&str) -> Result<T, String>,
+            parse: impl Fn(&S) -> Result<T, String>,
             place: &dyn Fn(usize, &str) -> String,
             at: &dyn Fn(usize) -> Source,
         ) -> Result<Option<Sourced<T>>, String> {
@@ -266,14 +288,14 @@ impl FileLayer {
                     protocol: parsed(
                         &endpoint_ref.protocol,
                         &format!("{key}.protocol"),
-                        parse_protocol,
+                        |s: &String| parse_protocol(s),
                         &place,
                         &at,
                     )?,
                     profile: parsed(
                         &endpoint_ref.profile,
                         &format!("{key}.profile"),
-                        parse_profile,
+                        |s: &String| parse_profile(s),
                         &place,
                         &at,
                     )?,
@@ -387,17 +409,27 @@ impl FileLayer {
             reasoning_effort: parsed(
                 &raw.reasoning_effort,
                 "reasoning_effort",
-                parse_effort,
+                |s: &String| parse_effort(s),
                 &place,
                 &at,
             )?,
             approval: parsed(&raw.approval, "approval", |s| s.parse(), &place, &at)?,
             env_policy: parsed(&raw.env_policy, "env_policy", |s| s.parse(), &place, &at)?,
             sandbox: parsed(&raw.sandbox, "sandbox", |s| s.parse(), &place, &at)?,
-            sandbox_network: raw
-                .sandbox_network
-                .as_ref()
-                .map(|v| Sourced::new(*v.get_ref(), at(v.span().start))),
+            sandbox_network: parsed(
+                &raw.sandbox_network,
+                "sandbox_network",
+                RawNetwork::access,
+                &place,
+                &at,
+            )?,
+            network_allow: parsed(
+                &raw.network_allow,
+                "network_allow",
+                |list| AllowList::parse(list).map_err(|e| e.to_string()),
+                &place,
+                &at,
+            )?,
             sandbox_deny_read: match &raw.sandbox_deny_read {
                 Some(list) => list
                     .get_ref()

@@ -4,7 +4,7 @@ use crate::approval::ApprovalMode;
 use crate::config::file::parse_effort;
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
-use crate::sandbox::SandboxMode;
+use crate::sandbox::{NetworkAccess, SandboxMode};
 use agent_protocol::ReasoningEffort;
 
 /// What the command line says (`None`: not given).
@@ -23,8 +23,10 @@ pub struct Overrides {
     /// `--read-only`: the approval mode becomes read-only.
     pub read_only: bool,
     pub sandbox: Option<SandboxMode>,
-    /// `--sandbox-network`.
-    pub sandbox_network: bool,
+    /// `--sandbox-network[=off|allow-list|on]`.
+    pub sandbox_network: Option<NetworkAccess>,
+    /// `--network-allow HOST`, each.
+    pub network_allow: Vec<String>,
 }
 
 /// The flags `run` (and `config show`) add for layered settings.
@@ -85,6 +87,7 @@ impl SettingsFlags {
             read_only: env.read_only,
             sandbox: env.sandbox,
             sandbox_network: env.sandbox_network,
+            network_allow: env.network_allow.clone(),
         }
     }
 }

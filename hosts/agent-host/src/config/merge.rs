@@ -10,12 +10,13 @@ use crate::config::source::{Source, Sourced};
 use crate::config::trust::{self, Baseline, UntrustedProject};
 use crate::environments::env_vars::EnvPolicy;
 use crate::environments::options::EnvOptions;
-use crate::sandbox::SandboxMode;
+use crate::sandbox::{NetworkAccess, SandboxMode};
 use crate::transport::endpoints::{
     COMPATIBLE_VAR, Endpoint, Endpoints, parse_request_timeout, variable_prefix,
 };
 use crate::transport::response::{REQUEST_TIMEOUT_SECS, REQUEST_TIMEOUT_VAR};
 use agent_protocol::{Limits, Profile, ReasoningEffort, RetrySettings, WireProtocol};
+use egress_proxy::AllowList;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -63,7 +64,10 @@ pub struct Settings {
     pub env_policy: Sourced<EnvPolicy>,
     /// Where local commands may write, and whether they reach the network.
     pub sandbox: Sourced<SandboxMode>,
-    pub sandbox_network: Sourced<bool>,
+    pub sandbox_network: Sourced<NetworkAccess>,
+    /// The hosts sandboxed commands reach through the proxy with `allow-list` (presets
+    /// expanded): the last file's list that sets one, then `--network-allow`.
+    pub network_allow: Sourced<AllowList>,
     /// Paths sandboxed commands may not read, from every file (the defaults aside).
     pub sandbox_deny_read: Vec<PathBuf>,
     /// How long one LLM request may take, head to end of stream, in seconds (0: no limit).
@@ -232,15 +236,36 @@ impl Settings {
                 .map(|f| f.and_then(|f| f.sandbox.clone()))
                 .chain([overrides.sandbox.map(|m| Sourced::new(m, flag("--sandbox")))]),
         );
-        let sandbox_network = pick(
-            Sourced::default_value(false),
+        let mut network_allow = pick(
+            Sourced::default_value(AllowList::default()),
+            files.iter().map(|f| f.and_then(|f| f.network_allow.clone())),
+        );
+        if !overrides.network_allow.is_empty() {
+            let entries: Vec<String> = network_allow
+                .value
+                .entries()
+                .iter()
+                .map(ToString::to_string)
+                .chain(overrides.network_allow.iter().cloned())
+                .collect();
+            let both = AllowList::parse(&entries).map_err(|e| format!("--network-allow: {e}"))?;
+            network_allow = Sourced::new(both, flag("--network-allow"));
+        }
+        let mut sandbox_network = pick(
+            Sourced::default_value(NetworkAccess::Off),
             files
                 .iter()
                 .map(|f| f.and_then(|f| f.sandbox_network.clone()))
                 .chain([overrides
                     .sandbox_network
-                    .then(|| Sourced::new(true, flag("--sandbox-network")))]),
+                    .map(|n| Sourced::new(n, flag("--sandbox-network")))]),
         );
+        // A list alone asks for it; so does --network-allow, unless --sandbox-network says
+        // otherwise on the same command line.
+        let listed_by_flag = !overrides.network_allow.is_empty() && overrides.sandbox_network.is_none();
+        if (sandbox_network.source == Source::Default && !network_allow.value.is_empty()) || listed_by_flag {
+            sandbox_network = Sourced::new(NetworkAccess::AllowList, network_allow.source.clone());
+        }
         let sandbox_deny_read = files
             .iter()
             .flatten()
@@ -277,6 +302,7 @@ impl Settings {
             env_policy,
             sandbox,
             sandbox_network,
+            network_allow,
             sandbox_deny_read,
             request_timeout_secs,
             limits,

@@ -12,7 +12,10 @@
 //! approval = "ask"                  # auto | ask | read-only
 //! env_policy = "core"               # inherit-all | core | none
 //! sandbox = "workspace-write"       # read-only | workspace-write | danger-full-access
-//! sandbox_network = false           # let sandboxed commands use the network
+//! sandbox_network = "allow-list"    # off (default) | allow-list | on (true/false: on/off)
+//! network_allow = ["@python", "example.com", "*.example.org:8443", "10.0.0.0/8:*"]
+//!                                   # hosts commands reach through agent-host's proxy (with
+//!                                   # allow-list; a list alone turns it on); @NAME: a preset
 //! sandbox_deny_read = ["~/secrets"] # more paths commands may not read (absolute or ~/)
 //! request_timeout_secs = 1800       # one LLM request, sent to the end of its answer (default
 //!                                   # 1800; 0: no limit; AGENT_HOST_REQUEST_TIMEOUT_SECS wins)

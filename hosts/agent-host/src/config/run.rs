@@ -125,7 +125,14 @@ impl Settings {
     pub fn env_options(&self, mut options: EnvOptions) -> EnvOptions {
         options.env_policy = Some(EnvPolicyArg(self.env_policy.value));
         options.sandbox = Some(self.sandbox.value);
-        options.sandbox_network = self.sandbox_network.value;
+        options.sandbox_network = Some(self.sandbox_network.value);
+        options.network_allow = self
+            .network_allow
+            .value
+            .entries()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         // agent-host's own configuration and state folders are on the sandbox's default list
         // (`sandbox::denied`), for every entry point: only the user's additions go here.
         options.sandbox_deny_read = self.sandbox_deny_read.clone();

@@ -63,8 +63,19 @@ impl Settings {
             entry("sandbox", self.sandbox.value.name(), &self.sandbox.source),
             entry(
                 "sandbox_network",
-                self.sandbox_network.value,
+                self.sandbox_network.value.name(),
                 &self.sandbox_network.source,
+            ),
+            // Presets expanded: exactly what the proxy lets through.
+            entry(
+                "network_allow",
+                self.network_allow
+                    .value
+                    .entries()
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>(),
+                &self.network_allow.source,
             ),
             // What this kernel can enforce: the sandbox refuses commands when it cannot.
             entry(

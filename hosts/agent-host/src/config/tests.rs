@@ -368,3 +368,124 @@ fn a_cost_budget_in_a_file_is_an_amount_of_cents_or_an_error() {
         );
     }
 }
+
+/// Settings from a user file's and an untrusted project file's texts.
+fn user_and_untrusted_project(user: &str, project: &str, overrides: Overrides) -> Settings {
+    let home = tempfile::tempdir().unwrap();
+    let user_path = home.path().join("config.toml");
+    std::fs::write(&user_path, user).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".agent")).unwrap();
+    std::fs::write(work.path().join(".agent/config.toml"), project).unwrap();
+    let locations = FileLocations {
+        user: Some(user_path),
+        ..FileLocations::new(Some(work.path()), None)
+    };
+    Settings::load(&locations, overrides, &|_| None).unwrap()
+}
+
+fn entries(settings: &Settings) -> Vec<String> {
+    settings
+        .network_allow
+        .value
+        .entries()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn the_network_setting_reads_names_and_booleans_and_a_list_alone_turns_the_allow_list_on() {
+    use crate::sandbox::NetworkAccess;
+    for (text, access) in [
+        ("sandbox_network = true\n", NetworkAccess::On),
+        ("sandbox_network = false\n", NetworkAccess::Off),
+        ("sandbox_network = \"allow-list\"\n", NetworkAccess::AllowList),
+        ("network_allow = [\"example.com\"]\n", NetworkAccess::AllowList),
+        ("", NetworkAccess::Off),
+        (
+            "sandbox_network = \"off\"\nnetwork_allow = [\"example.com\"]\n",
+            NetworkAccess::Off,
+        ),
+    ] {
+        assert_eq!(
+            settings(text, &[]).unwrap().sandbox_network.value,
+            access,
+            "{text}"
+        );
+    }
+    let s = settings("network_allow = [\"@python\", \"*.example.com:8443\"]\n", &[]).unwrap();
+    assert_eq!(
+        entries(&s),
+        ["pypi.org", "files.pythonhosted.org", "*.example.com:8443"]
+    );
+    let error = settings("\nnetwork_allow = [\"@nothing\"]\n", &[]).unwrap_err();
+    assert!(
+        error.contains(":2: network_allow") && error.contains("@python"),
+        "{error}"
+    );
+    let error = settings("sandbox_network = \"sometimes\"\n", &[]).unwrap_err();
+    assert!(error.contains("off, allow-list or on"), "{error}");
+    // --network-allow adds to the files' list and turns the allow-list on, unless
+    // --sandbox-network says otherwise.
+    let flags = Overrides {
+        network_allow: vec!["example.org".into()],
+        ..Overrides::default()
+    };
+    let s = user_and_untrusted_project(
+        "sandbox_network = true\nnetwork_allow = [\"a.example\"]\n",
+        "",
+        flags.clone(),
+    );
+    assert_eq!(s.sandbox_network.value, NetworkAccess::AllowList);
+    assert_eq!(entries(&s), ["a.example", "example.org"]);
+    let s = user_and_untrusted_project(
+        "",
+        "",
+        Overrides {
+            sandbox_network: Some(NetworkAccess::On),
+            ..flags
+        },
+    );
+    assert_eq!(s.sandbox_network.value, NetworkAccess::On);
+}
+
+/// An untrusted project may narrow the user's list and never widen it: an entry survives
+/// only when the user's list covers it, and the mode only goes down.
+#[test]
+fn an_untrusted_project_only_narrows_the_network_allow_list() {
+    use crate::sandbox::NetworkAccess;
+    let user = "network_allow = [\"*.example.com\", \"pypi.org\"]\n";
+    let s = user_and_untrusted_project(
+        user,
+        "network_allow = [\"api.example.com\", \"evil.example\", \"pypi.org:*\", \"10.0.0.0/8\"]\n",
+        Overrides::default(),
+    );
+    assert_eq!(s.sandbox_network.value, NetworkAccess::AllowList);
+    assert_eq!(entries(&s), ["api.example.com"]);
+    let ignored = s.untrusted_project.unwrap().ignored;
+    for dropped in ["evil.example", "pypi.org:*", "10.0.0.0/8"] {
+        assert!(
+            ignored.iter().any(|i| i.contains(dropped)),
+            "{dropped}: {ignored:?}"
+        );
+    }
+    // Nothing to narrow when the user allows no host: the project's list reaches nothing.
+    let s = user_and_untrusted_project("", "network_allow = [\"evil.example\"]\n", Overrides::default());
+    assert_eq!(s.sandbox_network.value, NetworkAccess::Off);
+    // Nor may it turn the network on, or the allow-list on over "off".
+    for project in ["sandbox_network = true\n", "sandbox_network = \"on\"\n"] {
+        let s = user_and_untrusted_project(user, project, Overrides::default());
+        assert_eq!(s.sandbox_network.value, NetworkAccess::AllowList, "{project}");
+    }
+    let s = user_and_untrusted_project("", "sandbox_network = \"allow-list\"\n", Overrides::default());
+    assert_eq!(s.sandbox_network.value, NetworkAccess::Off);
+    // With the network on for the user, any list narrows it.
+    let s = user_and_untrusted_project(
+        "sandbox_network = \"on\"\n",
+        "sandbox_network = \"allow-list\"\nnetwork_allow = [\"pypi.org\"]\n",
+        Overrides::default(),
+    );
+    assert_eq!(s.sandbox_network.value, NetworkAccess::AllowList);
+    assert_eq!(entries(&s), ["pypi.org"]);
+}

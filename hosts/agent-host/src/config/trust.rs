@@ -18,7 +18,8 @@ use crate::config::file::{FileLayer, toml_error};
 use crate::config::source::Sourced;
 use crate::content_hash::sha256_hex;
 use crate::environments::env_vars::EnvPolicy;
-use crate::sandbox::SandboxMode;
+use crate::sandbox::{NetworkAccess, SandboxMode};
+use egress_proxy::AllowList;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -255,7 +256,9 @@ pub struct Baseline {
     pub approval: ApprovalMode,
     pub env_policy: EnvPolicy,
     pub sandbox: SandboxMode,
-    pub sandbox_network: bool,
+    pub sandbox_network: NetworkAccess,
+    /// The hosts the user's own settings allow (with `allow-list`).
+    pub network_allow: AllowList,
     /// One LLM request's overall limit in seconds (0: none).
     pub request_timeout_secs: u64,
     pub limits: agent_protocol::Limits,
@@ -299,7 +302,16 @@ impl Baseline {
                 .map_or(SandboxMode::default(), |m| m.value),
             sandbox_network: user
                 .and_then(|u| u.sandbox_network.as_ref())
-                .is_some_and(|n| n.value),
+                .map(|n| n.value)
+                .unwrap_or_else(|| match user.and_then(|u| u.network_allow.as_ref()) {
+                    // A list alone turns the allow-list on (see `merge`).
+                    Some(list) if !list.value.is_empty() => NetworkAccess::AllowList,
+                    _ => NetworkAccess::Off,
+                }),
+            network_allow: user
+                .and_then(|u| u.network_allow.as_ref())
+                .map(|l| l.value.clone())
+                .unwrap_or_default(),
             request_timeout_secs: user
                 .and_then(|u| u.request_timeout_secs.as_ref())
                 .map_or(crate::transport::response::REQUEST_TIMEOUT_SECS, |t| t.value),
@@ -341,9 +353,22 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         &mut layer.sandbox_network,
         base.sandbox_network,
         "sandbox_network",
-        |v, b| !v || b,
+        |v, b| v <= b,
         &mut ignored,
     );
+    // Its list may only narrow the user's: an entry survives when the user's list allows
+    // everything it allows (any entry, when the user lets commands reach every host).
+    if let Some(list) = &mut layer.network_allow
+        && base.sandbox_network != NetworkAccess::On
+    {
+        let (kept, dropped) = list.value.narrowed_to(&base.network_allow);
+        for entry in dropped {
+            ignored.push(format!("network_allow entry {entry} ({})", list.source));
+        }
+        // An emptied list must still say "nothing": dropping it would let the user's
+        // wider list through.
+        list.value = kept;
+    }
     // A shorter limit ends a request sooner; none at all is the loosest.
     keep_if(
         &mut layer.request_timeout_secs,

@@ -3,8 +3,8 @@
 //! without copying agent-host's memory). The supervisor in `process` waits for either the
 //! same way.
 
-use crate::sandbox::Sandbox;
 use crate::sandbox::spawn::{Program, SandboxedChild};
+use crate::sandbox::{ConnectionSink, Sandbox};
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -33,6 +33,7 @@ impl Child {
     pub(crate) fn start(
         launch: Launch<'_>,
         sandbox: Option<&Sandbox>,
+        connections: Option<ConnectionSink>,
     ) -> Result<Self, crate::environments::process::StartError> {
         match sandbox {
             None => {
@@ -53,6 +54,7 @@ impl Child {
                 launch,
                 sandbox,
                 crate::sandbox::spawn::Stdin::Null,
+                connections,
             )?)),
         }
     }
@@ -68,6 +70,18 @@ impl Child {
         match self {
             Self::Plain(child) => child.wait().await,
             Self::Sandboxed(child) => child.wait().await,
+        }
+    }
+
+    /// Once the command has ended: its proxy's last connections reported (see
+    /// [`crate::sandbox::proxy`]); what the proxy refused, `host:port: reason` once each.
+    pub(crate) async fn finish_network(&mut self) -> Vec<String> {
+        match self {
+            Self::Sandboxed(child) => match child.proxy.take() {
+                Some(proxy) => proxy.finish().await,
+                None => Vec::new(),
+            },
+            Self::Plain(_) => Vec::new(),
         }
     }
 
@@ -88,12 +102,16 @@ impl Child {
 
 /// Starts `launch` in `sandbox` (see [`crate::sandbox::spawn`]): stdout and stderr piped,
 /// stdin `/dev/null` or piped. For programs agent-host runs on its own account that a
-/// repository controls (a trusted project's hooks and MCP servers) as for commands.
+/// repository controls (a trusted project's hooks and MCP servers) as for commands. With a
+/// network allow-list its proxy runs as long as the child, each connection sent to
+/// `connections` (only logged without).
 pub(crate) fn start_sandboxed(
-    launch: Launch<'_>,
+    mut launch: Launch<'_>,
     sandbox: &Sandbox,
     stdin: crate::sandbox::spawn::Stdin,
+    connections: Option<ConnectionSink>,
 ) -> Result<SandboxedChild, crate::environments::process::StartError> {
+    launch.env.extend(sandbox.proxy_variables());
     let env = last_of_each(launch.env);
     let confinement = sandbox.prepare()?.in_dir(launch.cwd)?;
     let path = find_program(launch.program, &env)?;
@@ -108,7 +126,12 @@ pub(crate) fn start_sandboxed(
             .map(|(name, value)| c_string(format!("{name}={value}").into_bytes()))
             .collect::<std::io::Result<_>>()?,
     };
-    Ok(crate::sandbox::spawn::spawn(&program, &confinement, stdin)?)
+    let mut child = crate::sandbox::spawn::spawn(&program, &confinement, stdin)?;
+    if let Some(listener) = child.listener.take() {
+        // Dropping the child on failure ends the command.
+        child.proxy = Some(sandbox.serve_proxy(listener, connections)?);
+    }
+    Ok(child)
 }
 
 /// The variables with a later entry of a name replacing an earlier one, in first-seen order.

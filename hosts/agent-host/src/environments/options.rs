@@ -7,7 +7,7 @@ use crate::environments::env_vars::EnvPolicy;
 use crate::environments::environment::Environment;
 use crate::environments::local::LocalEnvironment;
 use crate::environments::policy::{CommandGuard, Logged, PathPolicy, ReadOnly};
-use crate::sandbox::{Sandbox, SandboxConfig, SandboxMode};
+use crate::sandbox::{NetworkAccess, Sandbox, SandboxConfig, SandboxMode};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -71,9 +71,24 @@ pub struct EnvOptions {
     /// sandbox). Commands over SSH have the remote user's rights.
     #[arg(short = 's', long, value_name = "MODE", help_heading = "Sandbox")]
     pub sandbox: Option<SandboxMode>,
-    /// Let sandboxed commands use the network (off by default).
-    #[arg(long, help_heading = "Sandbox")]
-    pub sandbox_network: bool,
+    /// What sandboxed commands reach of the network: off (the default), allow-list (only
+    /// the --network-allow hosts, through agent-host's proxy) or on (everything);
+    /// --sandbox-network alone: on.
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on",
+        help_heading = "Sandbox"
+    )]
+    pub sandbox_network: Option<NetworkAccess>,
+    /// A host sandboxed commands may reach through agent-host's proxy (repeatable; turns
+    /// the allow-list on): example.com (ports 80 and 443), *.example.com (its subdomains),
+    /// example.com:8080, example.com:*, 10.0.0.0/8, or a preset: @python, @npm, @rust,
+    /// @go, @debian, @github.
+    #[arg(long = "network-allow", value_name = "HOST", help_heading = "Sandbox")]
+    pub network_allow: Vec<String>,
     /// Paths sandboxed commands may not read besides the user's credentials (set from the
     /// settings: agent-host's own files and `sandbox_deny_read`).
     #[arg(skip)]
@@ -172,10 +187,13 @@ impl EnvOptions {
     }
 
     /// What the sandbox flags and settings ask for.
-    pub fn sandbox_config(&self) -> SandboxConfig {
-        SandboxConfig {
+    pub fn sandbox_config(&self) -> Result<SandboxConfig, String> {
+        Ok(SandboxConfig {
             mode: self.sandbox.unwrap_or_default(),
-            network: self.sandbox_network,
+            network: self.network_access(),
+            network_allow: egress_proxy::AllowList::parse(&self.network_allow)
+                .map_err(|e| format!("--network-allow: {e}"))?,
+            resolution: crate::sandbox::NameResolution::from_test_variable()?,
             // --deny-dir holds for commands too (relative: from the current directory).
             deny_read: self
                 .sandbox_deny_read
@@ -183,6 +201,16 @@ impl EnvOptions {
                 .chain(&self.deny_dirs)
                 .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
                 .collect(),
+        })
+    }
+
+    /// What the flags ask of the network: --sandbox-network's value, else allow-list when
+    /// --network-allow names a host, else off.
+    pub fn network_access(&self) -> NetworkAccess {
+        match (self.sandbox_network, self.network_allow.is_empty()) {
+            (Some(access), _) => access,
+            (None, false) => NetworkAccess::AllowList,
+            (None, true) => NetworkAccess::Off,
         }
     }
 
@@ -193,7 +221,7 @@ impl EnvOptions {
         if let Some(made) = self.made_sandbox.get() {
             return Ok(made.clone());
         }
-        let made = Sandbox::new(&self.sandbox_config(), roots)
+        let made = Sandbox::new(&self.sandbox_config()?, roots)
             .map_err(|e| e.to_string())?
             .map(Arc::new);
         Ok(self.made_sandbox.get_or_init(|| made).clone())

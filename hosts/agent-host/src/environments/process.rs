@@ -7,8 +7,9 @@ use crate::environments::call_tag;
 use crate::environments::child::{Child, Launch};
 use crate::environments::command_output::drain;
 use crate::environments::env_vars::EnvPolicy;
-use crate::sandbox::{Sandbox, SandboxError};
+use crate::sandbox::{ConnectionSink, Sandbox, SandboxError};
 use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
+use egress_proxy::ConnectionRecord;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
@@ -37,6 +38,9 @@ pub struct ProcessHandle {
     rerun: Option<UnsandboxedRerun>,
     /// Appended to the result's stderr: what happened to the command on its way.
     note: Option<String>,
+    /// With a network allow-list, the connections the command's proxy made or refused, as
+    /// they end; all are in before the result.
+    connections: Option<mpsc::UnboundedReceiver<ConnectionRecord>>,
 }
 
 impl ProcessHandle {
@@ -55,6 +59,7 @@ impl ProcessHandle {
             refusal: Arc::default(),
             rerun: None,
             note: None,
+            connections: None,
         }
     }
 
@@ -74,6 +79,41 @@ impl ProcessHandle {
     /// Next output chunk; `None` once both streams are closed.
     pub async fn read_output(&mut self) -> Option<OutputChunk> {
         self.output.recv().await
+    }
+
+    /// The next connection the command's proxy made or refused, as it ends; `None` once the
+    /// command has ended and every connection is reported (at once without an allow-list).
+    pub async fn next_connection(&mut self) -> Option<ConnectionRecord> {
+        match &mut self.connections {
+            Some(connections) => connections.recv().await,
+            None => None,
+        }
+    }
+
+    /// The next output chunk or ended connection, whichever comes first; `Output(None)`
+    /// once both streams are closed.
+    pub async fn next_output_or_connection(&mut self) -> OutputOrConnection {
+        let connections = async {
+            match &mut self.connections {
+                Some(connections) => connections.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            chunk = self.output.recv() => OutputOrConnection::Output(chunk),
+            Some(record) = connections => OutputOrConnection::Connection(record),
+        }
+    }
+
+    /// The connections reported so far and not yet taken.
+    pub fn connections_so_far(&mut self) -> Vec<ConnectionRecord> {
+        let mut taken = Vec::new();
+        if let Some(connections) = &mut self.connections {
+            while let Ok(record) = connections.try_recv() {
+                taken.push(record);
+            }
+        }
+        taken
     }
 
     /// Waits for exit (or the timeout) and returns everything the process wrote.
@@ -121,6 +161,12 @@ impl Drop for ProcessHandle {
             self.kill.notify_one();
         }
     }
+}
+
+/// What a running command reported next (see [`ProcessHandle::next_output_or_connection`]).
+pub enum OutputOrConnection {
+    Output(Option<OutputChunk>),
+    Connection(ConnectionRecord),
 }
 
 /// `line` after `text`, on a line of its own.
@@ -266,6 +312,8 @@ struct Pending {
     sandbox: Option<Arc<Sandbox>>,
     /// The call's tag in the command's environment (see [`call_tag`]).
     tag: String,
+    /// Where its proxy reports connections (with a network allow-list).
+    connections: Option<ConnectionSink>,
 }
 
 impl Pending {
@@ -276,7 +324,7 @@ impl Pending {
             cwd: &self.cwd,
             env: self.env.clone(),
         };
-        Child::start(launch, self.sandbox.as_deref())
+        Child::start(launch, self.sandbox.as_deref(), self.connections.clone())
     }
 }
 
@@ -312,6 +360,13 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
     env.extend(extra_env.iter().cloned());
     let tag = call_tag::next_tag();
     env.push((call_tag::CALL_VAR.to_string(), tag.clone()));
+    let (connections, connections_rx) = match sandbox.as_ref().and_then(|s| s.network_allow()) {
+        Some(_) => {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
     let pending = Pending {
         program: program.to_os_string(),
         args,
@@ -320,6 +375,7 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
         timeout,
         sandbox,
         tag,
+        connections,
     };
     let (chunk_tx, chunk_rx) = mpsc::unbounded_channel();
     let (result_tx, result_rx) = watch::channel(None);
@@ -338,6 +394,7 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
         refusal: reporting.refusal.clone(),
         rerun: None,
         note: None,
+        connections: connections_rx,
     };
     match running_slots().clone().try_acquire_owned() {
         Ok(place) => {
@@ -430,6 +487,7 @@ async fn supervise(
     // unsandboxed one's escapees are found by the call's tag.
     let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
     live_groups().remove(&pid);
+    let network_refusals = child.finish_network().await;
     if sandbox.is_none() {
         let _ = tokio::task::spawn_blocking(move || call_tag::kill_tagged(&tag)).await;
     }
@@ -449,6 +507,12 @@ async fn supervise(
     // A credential a command printed anyway (read from a file) is not handed on.
     let mut stderr = crate::secrets::redact_known(&String::from_utf8_lossy(&err));
     let failed = timed_out || exit_code != 0;
+    if let Some(sandbox) = &sandbox
+        && !network_refusals.is_empty()
+    {
+        // Said whatever the exit code: a program may go on without what it was refused.
+        append_line(&mut stderr, &sandbox.explain_network_refusals(&network_refusals));
+    }
     if let Some(sandbox) = sandbox.filter(|_| failed)
         && let Some(line) = sandbox.refusal_line(&stderr)
     {

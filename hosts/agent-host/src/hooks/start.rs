@@ -127,7 +127,7 @@ fn start_in(
         cwd,
         env,
     };
-    let mut child = start_sandboxed(launch, sandbox, Stdin::Piped).map_err(|e| e.to_string())?;
+    let mut child = start_sandboxed(launch, sandbox, Stdin::Piped, None).map_err(|e| e.to_string())?;
     let stdin = child.stdin.take().map(|pipe| Box::new(pipe) as InputPipe);
     Ok((Child::Sandboxed(child), stdin))
 }

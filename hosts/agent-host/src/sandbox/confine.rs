@@ -16,6 +16,9 @@ pub struct Confinement {
     ruleset: OwnedFd,
     mounts: CommandMounts,
     filter: Arc<seccompiler::BpfProgram>,
+    /// With `AllowList`, the command gets a network namespace of its own whose only
+    /// reachable address is agent-host's proxy (see [`super::network`]).
+    network: super::NetworkAccess,
     /// Whether the command starts as root: it then keeps only the capabilities that
     /// reach files ([`ROOT_KEEPS`]).
     root: bool,
@@ -35,6 +38,7 @@ impl Confinement {
         ruleset: OwnedFd,
         mounts: CommandMounts,
         filter: Arc<seccompiler::BpfProgram>,
+        network: super::NetworkAccess,
         max_processes: u64,
     ) -> Self {
         let root = nix::unistd::geteuid().is_root();
@@ -42,6 +46,7 @@ impl Confinement {
             ruleset,
             mounts,
             filter,
+            network,
             root,
             processes: (!root).then(|| process_limit(max_processes)),
             proc_access: super::filesystem::read_access_bits(),
@@ -51,7 +56,16 @@ impl Confinement {
 
     /// The namespaces the command's first process is cloned into.
     pub(super) fn clone_flags(&self) -> libc::c_int {
-        self.mounts.clone_flags()
+        match self.network_isolated() {
+            true => self.mounts.clone_flags() | libc::CLONE_NEWNET,
+            false => self.mounts.clone_flags(),
+        }
+    }
+
+    /// Whether the command runs in a network namespace of its own, the proxy's listening
+    /// socket made there by the child.
+    pub(super) fn network_isolated(&self) -> bool {
+        self.network == super::NetworkAccess::AllowList
     }
 
     /// The user namespace's maps agent-host writes once the init runs (not for root).

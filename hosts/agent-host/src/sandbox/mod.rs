@@ -26,11 +26,15 @@ mod denied;
 mod filesystem;
 mod init_program;
 mod mounts;
+pub mod network;
 pub mod probe;
+pub mod proxy;
 pub(crate) mod spawn;
 mod syscall_filter;
 
 pub use confine::Confinement;
+pub use network::NetworkAccess;
+pub use proxy::{ConnectionSink, NameResolution};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -117,11 +121,16 @@ fn git_pointer(path: &Path) -> Option<String> {
 }
 
 /// What the user asked for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct SandboxConfig {
     pub mode: SandboxMode,
-    /// Whether commands may use the network.
-    pub network: bool,
+    /// How much of the network commands reach.
+    pub network: NetworkAccess,
+    /// With [`NetworkAccess::AllowList`], the hosts commands reach through the proxy.
+    pub network_allow: egress_proxy::AllowList,
+    /// Where the proxy resolves names: the system's resolver, or (tests) a fixed map.
+    #[doc(hidden)]
+    pub resolution: NameResolution,
     /// Paths commands may not read, besides [`denied::default_denied_reads`].
     pub deny_read: Vec<PathBuf>,
 }
@@ -157,7 +166,9 @@ pub enum SandboxError {
 #[derive(Debug)]
 pub struct Sandbox {
     mode: SandboxMode,
-    network: bool,
+    network: NetworkAccess,
+    /// The proxy's rules, with an allow-list.
+    proxy: Option<proxy::ProxyRules>,
     /// Where commands may write besides `temp` (canonical): the workspace and the extra
     /// roots in workspace-write, none in read-only.
     roots: Vec<PathBuf>,
@@ -261,6 +272,8 @@ impl Sandbox {
         let mut sandbox = Self {
             mode: config.mode,
             network: config.network,
+            proxy: (config.network == NetworkAccess::AllowList)
+                .then(|| proxy::ProxyRules::new(&config.network_allow, &config.resolution)),
             roots,
             deny_read,
             temp,
@@ -295,8 +308,23 @@ impl Sandbox {
         &self.roots
     }
 
-    pub fn network(&self) -> bool {
+    pub fn network(&self) -> NetworkAccess {
         self.network
+    }
+
+    /// The hosts commands reach, with an allow-list.
+    pub fn network_allow(&self) -> Option<&egress_proxy::AllowList> {
+        self.proxy.as_ref().map(proxy::ProxyRules::allow_list)
+    }
+
+    /// The variables that send a command's HTTP clients to its proxy, with an allow-list
+    /// (none otherwise). They come last: a command's own settings cannot replace them
+    /// (nor would it help: nothing else is reachable).
+    pub fn proxy_variables(&self) -> Vec<(String, String)> {
+        match self.proxy {
+            Some(_) => network::proxy_variables(),
+            None => Vec::new(),
+        }
     }
 
     /// The private temporary directory commands get as `TMPDIR`.
@@ -320,6 +348,7 @@ impl Sandbox {
             ruleset,
             mounts,
             self.filter.clone(),
+            self.network,
             max_processes(),
         ))
     }
@@ -352,11 +381,10 @@ impl Sandbox {
 
     /// One line for headers and `config show`.
     pub fn describe(&self) -> String {
-        format!(
-            "{} (network {})",
-            self.mode,
-            if self.network { "on" } else { "off" }
-        )
+        match &self.proxy {
+            Some(rules) => format!("{} (network allow-list: {})", self.mode, rules.summary()),
+            None => format!("{} (network {})", self.mode, self.network),
+        }
     }
 
     /// The first line of a failed command's stderr that the sandbox may explain (a refused
@@ -369,6 +397,7 @@ impl Sandbox {
             "Could not resolve host",
             "Temporary failure in name resolution",
             "Network is unreachable",
+            egress_proxy::REFUSAL_PREFIX,
         ];
         let line = stderr
             .lines()
@@ -396,15 +425,43 @@ impl Sandbox {
             note.push_str(&format!("; {} are read-only", protected.join(", ")));
         }
         note.push_str("; the user's credentials (~/.ssh, ~/.aws, ...) cannot be read");
-        if !self.network {
-            note.push_str("; the network is off");
+        match self.network {
+            NetworkAccess::Off => note.push_str("; the network is off"),
+            NetworkAccess::AllowList => note.push_str(&format!(
+                "; the network is reached only through agent-host's proxy ({}), only for \
+                 these hosts: {} (programs that ignore HTTP_PROXY/HTTPS_PROXY, and \
+                 non-HTTP protocols such as git over ssh, reach nothing)",
+                network::PROXY_ADDRESS,
+                self.proxy
+                    .as_ref()
+                    .map(proxy::ProxyRules::summary)
+                    .unwrap_or_default()
+            )),
+            NetworkAccess::On => {}
         }
         note.push_str("; local daemons' sockets (D-Bus, Docker, ssh-agent) cannot be reached");
         note.push_str(
             ". Do not retry the same way: work inside the allowed places, or tell the user \
-             what needs more access (agent-host --sandbox, --sandbox-network).]",
+             what needs more access (agent-host --sandbox, --network-allow HOST, \
+             --sandbox-network).]",
         );
         note
+    }
+
+    /// What to tell the model when the network allow-list's proxy refused some of a
+    /// command's requests (`host:port: reason` each).
+    pub fn explain_network_refusals(&self, refusals: &[String]) -> String {
+        format!(
+            "[agent-host sandbox: the network allow-list refused this command's requests: {}. \
+             Commands reach only these hosts, through agent-host's proxy: {}. Do not try to \
+             get around it; if the task needs another host, tell the user, who can allow it \
+             (--network-allow HOST, or network_allow in config.toml).]",
+            refusals.join("; "),
+            self.proxy
+                .as_ref()
+                .map(proxy::ProxyRules::summary)
+                .unwrap_or_default()
+        )
     }
 
     /// Runs `true` under the full confinement once, so a kernel that cannot do what the

@@ -53,6 +53,11 @@ pub struct SandboxedChild {
     pub stdin: Option<pipe::Sender>,
     pub stdout: Option<pipe::Receiver>,
     pub stderr: Option<pipe::Receiver>,
+    /// With a network allow-list: the listening socket made in the command's network
+    /// namespace, for agent-host's proxy to serve (see [`super::network`]).
+    pub listener: Option<std::net::TcpListener>,
+    /// The proxy serving `listener`, kept as long as the command.
+    pub proxy: Option<super::proxy::CommandProxy>,
     status: Option<ExitStatus>,
 }
 
@@ -69,6 +74,8 @@ struct ChildPlan<'a> {
     report: RawFd,
     lifeline: RawFd,
     start: RawFd,
+    /// Where the child sends the proxy's listening socket; -1 without an allow-list.
+    handover: RawFd,
     confinement: &'a Confinement,
     /// An empty signal mask, the command's (as std gives every command it starts).
     unblocked: libc::sigset_t,
@@ -98,7 +105,7 @@ pub fn spawn(program: &Program, confinement: &Confinement, stdin: Stdin) -> std:
     let started = start(program, confinement, [&stdin_read, &stdout_write, &stderr_write])?;
     drop((stdin_read, stdout_write, stderr_write));
     let pid = started.pid;
-    let watched = || -> std::io::Result<SandboxedChild> {
+    let watched = move || -> std::io::Result<SandboxedChild> {
         // SAFETY: the pidfd is owned by the AsyncFd from here on and never replaced.
         let pidfd =
             unsafe { AsyncFd::register_with_interest(pidfd_open(pid)?, tokio::io::Interest::READABLE) }?;
@@ -110,6 +117,8 @@ pub fn spawn(program: &Program, confinement: &Confinement, stdin: Stdin) -> std:
             stdin: stdin_write.map(pipe::Sender::from_owned_fd).transpose()?,
             stdout: Some(pipe::Receiver::from_owned_fd(stdout_read)?),
             stderr: Some(pipe::Receiver::from_owned_fd(stderr_read)?),
+            listener: started.listener,
+            proxy: None,
             status: None,
         })
     };
@@ -137,12 +146,14 @@ pub fn run_quietly(program: &Program, confinement: &Confinement) -> std::io::Res
     Ok(command_status(&started.report).unwrap_or(ExitStatus::from_raw(status)))
 }
 
-/// A started init: its pid, the read end of its report pipe and the write end of its
-/// lifeline (dropping it ends the command and all it started).
+/// A started init: its pid, the read end of its report pipe, the write end of its
+/// lifeline (dropping it ends the command and all it started) and, with an allow-list, the
+/// proxy's listening socket in its network namespace.
 struct Started {
     pid: i32,
     report: OwnedFd,
     lifeline: OwnedFd,
+    listener: Option<std::net::TcpListener>,
 }
 
 /// The clone itself: returns once the init has reported that the command runs, or with
@@ -165,6 +176,10 @@ fn start(
     let (report_read, report_write) = pipe_pair_above_stdio()?;
     let (start_read, start_write) = pipe_pair_above_stdio()?;
     let (lifeline_read, lifeline_write) = pipe_pair_above_stdio()?;
+    let handover = confinement
+        .network_isolated()
+        .then(super::network::Handover::new)
+        .transpose()?;
     let pipes = InitPipes {
         report: report_write.as_raw_fd(),
         lifeline: lifeline_read.as_raw_fd(),
@@ -196,6 +211,7 @@ fn start(
         report: pipes.report,
         lifeline: pipes.lifeline,
         start: pipes.start,
+        handover: handover.as_ref().map_or(-1, |h| h.sender()),
         confinement,
         unblocked,
         failure: &failure,
@@ -227,25 +243,31 @@ fn start(
         reap(pid);
         return Err(std::io::Error::from_raw_os_error(failed));
     }
-    let started = read_report(&report_read, START_REPORT_WAIT)
-        .and_then(|running| match running {
-            Some(0) => release(pid, confinement, start_write),
+    // Sent before the child's `exec`, so waiting for nothing.
+    let listener = handover.map(super::network::Handover::receive).transpose();
+    let started = listener
+        .and_then(|listener| read_report(&report_read, START_REPORT_WAIT).map(|r| (r, listener)))
+        .and_then(|(running, listener)| match running {
+            Some(0) => release(pid, confinement, start_write).map(|()| listener),
             _ => Err(std::io::Error::other("the sandbox's init did not start")),
         })
-        .and_then(|()| read_report(&report_read, START_REPORT_WAIT));
+        .and_then(|listener| read_report(&report_read, START_REPORT_WAIT).map(|r| (r, listener)));
     match started {
-        Ok(Some(0)) => Ok(Started {
+        Ok((Some(0), listener)) => Ok(Started {
             pid,
             report: report_read,
             lifeline: lifeline_write,
+            listener,
         }),
         result => {
             // SAFETY: our child, not reaped yet.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             reap(pid);
             Err(match result {
-                Ok(Some(errno)) => std::io::Error::from_raw_os_error(errno),
-                Ok(None) => std::io::Error::other("the sandbox's init ended before starting the command"),
+                Ok((Some(errno), _)) => std::io::Error::from_raw_os_error(errno),
+                Ok((None, _)) => {
+                    std::io::Error::other("the sandbox's init ended before starting the command")
+                }
                 Err(e) => e,
             })
         }
@@ -307,6 +329,13 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
         {
             return fail(errno());
         }
+    }
+    // In the command's network namespace, with the capabilities the namespace gave (root
+    // drops its own in `enter`).
+    if plan.handover >= 0
+        && let Err(error) = super::network::listen_in_child(plan.handover)
+    {
+        return fail(error.raw_os_error().unwrap_or(libc::EINVAL));
     }
     if let Err(error) = plan.confinement.enter() {
         return fail(error.raw_os_error().unwrap_or(libc::EINVAL));

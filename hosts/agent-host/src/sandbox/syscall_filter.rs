@@ -2,7 +2,9 @@
 //! connection to the user's local daemons, and no set-user-ID or set-group-ID file.
 //!
 //! - Without the network, `socket(2)` is refused for every family but Unix: that closes
-//!   TCP, UDP (and so DNS), raw sockets and netlink at once, whatever the address.
+//!   TCP, UDP (and so DNS), raw sockets and netlink at once, whatever the address. With an
+//!   allow-list, IPv4 and IPv6 are allowed too, inside the command's own network namespace
+//!   (whose only reachable address is agent-host's proxy), and every other family refused.
 //! - Always, Unix *stream and seqpacket* sockets are refused: through them a command could
 //!   ask the user's D-Bus session for an unconfined process (`systemd-run --user`), type
 //!   into tmux or X11, drive Docker, or use ssh-agent's keys. Landlock only controls
@@ -19,7 +21,7 @@
 //! - System calls of the x32 ABI (numbers from 0x40000000, same architecture tag) are
 //!   refused before the filter's own checks, which would otherwise not recognise them.
 
-use super::SandboxError;
+use super::{NetworkAccess, SandboxError};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     TargetArch, sock_filter,
@@ -87,17 +89,27 @@ fn mode_setting_calls() -> Vec<(libc::c_long, u8)> {
 }
 
 /// The compiled filter, installed in the child after `no_new_privs`.
-pub fn syscall_filter(network: bool) -> Result<BpfProgram, SandboxError> {
+pub fn syscall_filter(network: NetworkAccess) -> Result<BpfProgram, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(filter_error)?;
     let mut socket_rules = vec![
         unix_socket_of_type(libc::SOCK_STREAM)?,
         unix_socket_of_type(libc::SOCK_SEQPACKET)?,
     ];
-    if !network {
-        socket_rules.push(
-            SeccompRule::new(vec![condition(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?])
-                .map_err(filter_error)?,
-        );
+    // The families a command may open besides Unix.
+    let families: &[libc::c_int] = match network {
+        NetworkAccess::Off => &[],
+        // Inside the command's network namespace; not netlink (nothing to configure), nor
+        // AF_VSOCK and the like, which no network namespace confines.
+        NetworkAccess::AllowList => &[libc::AF_INET, libc::AF_INET6],
+        NetworkAccess::On => &[],
+    };
+    if network != NetworkAccess::On {
+        let refused = [libc::AF_UNIX]
+            .iter()
+            .chain(families)
+            .map(|family| condition(0, SeccompCmpOp::Ne, *family as u64))
+            .collect::<Result<Vec<_>, _>>()?;
+        socket_rules.push(SeccompRule::new(refused).map_err(filter_error)?);
     }
     let mut rules = BTreeMap::from([
         (libc::SYS_socket, socket_rules),

@@ -3,6 +3,7 @@
 //! and event stream an application holds ([`control`]).
 
 pub mod control;
+pub mod network_events;
 pub mod sandbox_rerun;
 pub mod spending;
 pub mod state;

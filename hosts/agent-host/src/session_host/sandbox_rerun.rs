@@ -26,12 +26,20 @@ pub struct CommandCalls {
     approved: Option<ApprovalRequest>,
     /// By process resource.
     by_process: HashMap<u32, ApprovalRequest>,
+    /// The call of each running process, by process resource, kept until the process is
+    /// dropped (for its network connections' events).
+    call_ids: HashMap<u32, String>,
+    /// The session the calls are of (learned from them).
+    session_id: Option<String>,
 }
 
 impl CommandCalls {
     /// Notes the decision on a call: an allowed command call is the one the next process
     /// belongs to; any other decision means no process follows.
     pub fn decided(&mut self, request: &ApprovalRequest, decision: &Approval) {
+        if self.session_id.is_none() {
+            self.session_id = Some(request.session_id.clone());
+        }
         self.approved = (request.category == ToolCategory::Command && *decision == Approval::Allow)
             .then(|| request.clone());
     }
@@ -42,8 +50,23 @@ impl CommandCalls {
         if let (Some(call), Some(process)) = (self.approved.take(), process)
             && command_of(&call.arguments_json) == command
         {
+            self.call_ids.insert(process, call.call_id.clone());
             self.by_process.insert(process, call);
         }
+    }
+
+    /// The session and the call a process belongs to, as far as known.
+    pub fn call_of(&self, process: u32) -> (Option<&str>, Option<&str>) {
+        (
+            self.session_id.as_deref(),
+            self.call_ids.get(&process).map(String::as_str),
+        )
+    }
+
+    /// The process was dropped.
+    pub fn dropped(&mut self, process: u32) {
+        self.by_process.remove(&process);
+        self.call_ids.remove(&process);
     }
 
     /// The call a process belongs to, given once: asking is done at most once per process.

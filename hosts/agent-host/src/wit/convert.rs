@@ -182,6 +182,7 @@ impl From<sh::EventKind> for EventKind {
             K::ToolCallEnd => Self::ToolCallEnd,
             K::SteeringInjected => Self::SteeringInjected,
             K::PlanUpdated => Self::PlanUpdated,
+            K::NetworkConnection => Self::NetworkConnection,
             K::TurnLimit => Self::TurnLimit,
             K::LoopDetection => Self::LoopDetection,
             K::Compaction => Self::Compaction,

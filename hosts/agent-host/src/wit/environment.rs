@@ -4,10 +4,13 @@
 use super::core::{execution_environment as ee, types};
 use crate::approval::ApprovalPolicy;
 use crate::environments::environment::Environment;
-use crate::environments::process::ProcessHandle;
+use crate::environments::process::{OutputOrConnection, ProcessHandle};
+use crate::session_host::control::AgentEvent;
 use crate::session_host::control::SessionControl;
+use crate::session_host::network_events;
 use crate::session_host::sandbox_rerun::{self, CommandCalls};
 use std::sync::Arc;
+use tokio::sync::mpsc;
 use wasmtime::Result;
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
@@ -21,6 +24,9 @@ pub struct EnvView<'a> {
     /// Where a command the sandbox refused may be offered to run again without it: a
     /// session's store; `None` for plugins, whose commands are not the user's to approve.
     pub rerun: Option<RerunOffer<'a>>,
+    /// Where a session's commands' network connections are reported (see
+    /// [`crate::sandbox::proxy`]); `None` for plugins, whose commands' are only logged.
+    pub events: Option<&'a mpsc::UnboundedSender<AgentEvent>>,
 }
 
 /// A session's approvals and the calls its processes belong to.
@@ -30,6 +36,26 @@ pub struct RerunOffer<'a> {
 }
 
 impl EnvView<'_> {
+    /// Reports `records` of `process` as the session's NETWORK_CONNECTION events.
+    fn report_connections(&self, process: u32, records: Vec<egress_proxy::ConnectionRecord>) {
+        let Some(events) = self.events else { return };
+        let (session, call) = match &self.rerun {
+            Some(offer) => offer.calls.call_of(process),
+            None => (None, None),
+        };
+        for record in records {
+            let data = network_events::event_data(record, call);
+            let _ = events.send(crate::persist::host_event(session.unwrap_or_default(), data));
+        }
+    }
+
+    /// Every connection `process` reported so far, reported.
+    fn drain_connections(&mut self, process: &Resource<ProcessHandle>) -> Result<()> {
+        let records = self.table.get_mut(process)?.connections_so_far();
+        self.report_connections(process.rep(), records);
+        Ok(())
+    }
+
     /// Once `process` has ended, offers to run it again without the sandbox if the sandbox
     /// refused it (see [`sandbox_rerun`]); the marker chunk when it runs again.
     async fn offer_rerun(&mut self, process: &Resource<ProcessHandle>) -> Result<Option<ee::OutputChunk>> {
@@ -193,15 +219,22 @@ impl ee::HostProcess for EnvView<'_> {
 
     async fn read_output(&mut self, process: Resource<ProcessHandle>) -> Result<Option<ee::OutputChunk>> {
         let control = self.control.clone();
-        let handle = self.table.get_mut(&process)?;
-        // An interruption kills the command; its remaining output still drains.
-        tokio::select! {
-            chunk = handle.read_output() => if let Some(chunk) = chunk {
-                return Ok(Some(chunk.into()));
-            },
-            _ = interrupted(control) => {
-                handle.kill();
-                return Ok(handle.read_output().await.map(Into::into));
+        loop {
+            let handle = self.table.get_mut(&process)?;
+            // An interruption kills the command; its remaining output still drains. A
+            // connection that ends meanwhile is reported at once.
+            tokio::select! {
+                next = handle.next_output_or_connection() => match next {
+                    OutputOrConnection::Output(Some(chunk)) => return Ok(Some(chunk.into())),
+                    OutputOrConnection::Output(None) => break,
+                    OutputOrConnection::Connection(record) => {
+                        self.report_connections(process.rep(), vec![record]);
+                    }
+                },
+                _ = interrupted(control.clone()) => {
+                    handle.kill();
+                    return Ok(handle.read_output().await.map(Into::into));
+                }
             }
         }
         // Its output has ended: a command the sandbox refused may run again, whose output
@@ -212,12 +245,17 @@ impl ee::HostProcess for EnvView<'_> {
     async fn wait(&mut self, process: Resource<ProcessHandle>) -> Result<ee::ExecResult> {
         self.offer_rerun(&process).await?;
         let control = self.control.clone();
-        let process = self.table.get_mut(&process)?;
-        tokio::select! {
-            result = process.wait() => return Ok(result.into()),
-            _ = interrupted(control) => process.kill(),
-        }
-        Ok(process.wait().await.into())
+        let handle = self.table.get_mut(&process)?;
+        let result = tokio::select! {
+            result = handle.wait() => result,
+            _ = interrupted(control) => {
+                handle.kill();
+                handle.wait().await
+            }
+        };
+        // Every connection is in before the result.
+        self.drain_connections(&process)?;
+        Ok(result.into())
     }
 
     async fn kill(&mut self, process: Resource<ProcessHandle>) -> Result<()> {
@@ -226,8 +264,9 @@ impl ee::HostProcess for EnvView<'_> {
     }
 
     async fn drop(&mut self, process: Resource<ProcessHandle>) -> Result<()> {
+        self.drain_connections(&process)?;
         if let Some(offer) = &mut self.rerun {
-            offer.calls.take(process.rep());
+            offer.calls.dropped(process.rep());
         }
         self.table.delete(process)?;
         Ok(())

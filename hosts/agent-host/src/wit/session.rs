@@ -18,6 +18,7 @@ impl EnvironmentHost for HostState {
                 approvals: &self.approvals,
                 calls: &mut self.command_calls,
             }),
+            events: Some(&self.events),
         }
     }
 }

@@ -55,7 +55,7 @@ pub fn start(
         cwd,
         env,
     };
-    let mut child = start_sandboxed(launch, sandbox, Stdin::Piped)
+    let mut child = start_sandboxed(launch, sandbox, Stdin::Piped, None)
         .map_err(|e| format!("cannot run {program:?} in the {} sandbox: {e}", sandbox.mode()))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(format!("cannot run {program:?}: its pipes were not made"));

@@ -51,6 +51,7 @@ impl EnvironmentHost for PluginState {
             table: &mut self.table,
             control: None,
             rerun: None,
+            events: None,
         }
     }
 }

@@ -1,0 +1,183 @@
+//! The proxy of one sandboxed command with a network allow-list: agent-host serves the
+//! listening socket made in the command's network namespace (see [`super::network`]) with
+//! [`egress_proxy`], and reports each connection it made or refused.
+
+use egress_proxy::{
+    AllowList, ConnectionRecord, Proxy, Resolve, ServeHandle, StaticResolver, SystemResolver,
+};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Where a command's connections are reported, as they end.
+pub type ConnectionSink = mpsc::UnboundedSender<ConnectionRecord>;
+
+/// How long a command's connections may go on once it has ended (their client side is
+/// gone with the namespace, so they end at once; this only bounds a stuck server).
+const FINISH_WAIT: Duration = Duration::from_secs(2);
+
+/// The variable through which tests point `*.test` names at loopback addresses
+/// (`ok.test=127.0.0.2,idx.test=127.0.0.3`); nothing else is honoured from it.
+pub const TEST_RESOLVE_VAR: &str = "AGENT_HOST_TEST_RESOLVE";
+
+/// Where the proxy resolves names: the system's resolver unless a test says otherwise.
+#[derive(Clone, Default)]
+pub struct NameResolution(Option<Arc<dyn Resolve>>);
+
+impl NameResolution {
+    /// A fixed map of names to addresses (tests).
+    pub fn fixed(resolver: Arc<dyn Resolve>) -> Self {
+        Self(Some(resolver))
+    }
+
+    /// [`TEST_RESOLVE_VAR`]'s map when set: only names under `.test` (reserved, never a
+    /// real host) and loopback addresses, so it can point a name nowhere but this machine,
+    /// where the proxy still refuses loopback addresses the allow-list does not name.
+    pub fn from_test_variable() -> Result<Self, String> {
+        let Ok(value) = std::env::var(TEST_RESOLVE_VAR) else {
+            return Ok(Self::default());
+        };
+        let mut map = Vec::new();
+        for pair in value.split(',').filter(|p| !p.trim().is_empty()) {
+            let (name, address) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{TEST_RESOLVE_VAR}: {pair:?} is not NAME=ADDRESS"))?;
+            let address: std::net::IpAddr = address
+                .trim()
+                .parse()
+                .map_err(|_| format!("{TEST_RESOLVE_VAR}: {address:?} is not an address"))?;
+            let name = name.trim().to_ascii_lowercase();
+            if !name.ends_with(".test") || !address.is_loopback() {
+                return Err(format!(
+                    "{TEST_RESOLVE_VAR}: only names under .test and loopback addresses ({pair:?})"
+                ));
+            }
+            map.push((name, vec![address]));
+        }
+        Ok(Self::fixed(Arc::new(StaticResolver::new(map))))
+    }
+
+    fn resolver(&self) -> Arc<dyn Resolve> {
+        match &self.0 {
+            Some(resolver) => resolver.clone(),
+            None => Arc::new(SystemResolver),
+        }
+    }
+}
+
+impl std::fmt::Debug for NameResolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            Some(_) => "NameResolution(fixed)",
+            None => "NameResolution(system)",
+        })
+    }
+}
+
+/// A sandbox's allow-list and resolver, shared by its commands' proxies.
+#[derive(Debug)]
+pub(super) struct ProxyRules {
+    allow: Arc<AllowList>,
+    resolution: NameResolution,
+}
+
+impl ProxyRules {
+    pub(super) fn new(allow: &AllowList, resolution: &NameResolution) -> Self {
+        Self {
+            allow: Arc::new(allow.clone()),
+            resolution: resolution.clone(),
+        }
+    }
+
+    pub(super) fn allow_list(&self) -> &AllowList {
+        &self.allow
+    }
+
+    /// The entries, for headers and the model's note ("nothing" when empty).
+    pub(super) fn summary(&self) -> String {
+        summary(&self.allow)
+    }
+
+    /// Serves one command's listening socket; each connection is sent to `sink` when it
+    /// ends, or logged without one.
+    pub(super) fn serve(
+        &self,
+        listener: std::net::TcpListener,
+        sink: Option<ConnectionSink>,
+    ) -> std::io::Result<CommandProxy> {
+        let proxy = Proxy::new(self.allow.clone(), self.resolution.resolver());
+        let refusals = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let refused = refusals.clone();
+        let handle = proxy.serve(listener, move |record: ConnectionRecord| {
+            tracing::info!(
+                host = %record.host,
+                port = record.port,
+                verdict = ?record.verdict,
+                up = record.bytes_up,
+                down = record.bytes_down,
+                "sandboxed command's connection"
+            );
+            if let egress_proxy::Verdict::Refused { reason } = &record.verdict {
+                let mut refused = refused.lock().unwrap_or_else(|p| p.into_inner());
+                let line = format!("{}:{}: {reason}", record.host, record.port);
+                if !refused.contains(&line) && refused.len() < MAX_REFUSALS_NOTED {
+                    refused.push(line);
+                }
+            }
+            if let Some(sink) = &sink {
+                let _ = sink.send(record);
+            }
+        })?;
+        Ok(CommandProxy { handle, refusals })
+    }
+}
+
+/// The entries of `list`, comma-separated ("nothing" when empty).
+pub fn summary(list: &AllowList) -> String {
+    match list.is_empty() {
+        true => "nothing".to_string(),
+        false => list
+            .entries()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// How many different refusals one command's note names.
+const MAX_REFUSALS_NOTED: usize = 8;
+
+/// A running command's proxy; dropping it ends every connection.
+pub struct CommandProxy {
+    handle: ServeHandle,
+    /// `host:port: reason` of each refused request, once each.
+    refusals: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl CommandProxy {
+    /// Once the command has ended: lets its connections finish and report (their client
+    /// side went with the namespace), for at most [`FINISH_WAIT`]. Returns what was
+    /// refused, `host:port: reason` once each, for the command's result: many programs
+    /// (pip among them) say only that they found nothing.
+    pub async fn finish(self) -> Vec<String> {
+        self.handle.finish(FINISH_WAIT).await;
+        std::mem::take(&mut *self.refusals.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl crate::sandbox::Sandbox {
+    /// The proxy of a command started with `listener` (see [`super::spawn::SandboxedChild`]).
+    pub(crate) fn serve_proxy(
+        &self,
+        listener: std::net::TcpListener,
+        sink: Option<ConnectionSink>,
+    ) -> std::io::Result<CommandProxy> {
+        match &self.proxy {
+            Some(rules) => rules.serve(listener, sink),
+            None => Err(std::io::Error::other(
+                "a command got a proxy socket without a network allow-list",
+            )),
+        }
+    }
+}
