@@ -11,6 +11,7 @@ mod loop_overhead;
 mod machine;
 mod markdown;
 mod markdown_docs;
+mod network_allow;
 mod parallel;
 mod queue;
 mod sandbox;
@@ -77,6 +78,7 @@ enum Bench {
     Parallel,
     Markdown,
     Acp,
+    Network,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -95,7 +97,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 11] = [
+    let suites: [(Bench, &str, Suite); 12] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -111,6 +113,7 @@ fn main() -> anyhow::Result<()> {
         (Bench::Parallel, "parallelism", parallel::run),
         (Bench::Markdown, "rendering markdown", markdown::run),
         (Bench::Acp, "editors over ACP", acp::run),
+        (Bench::Network, "network allow-list", network_allow::run),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {

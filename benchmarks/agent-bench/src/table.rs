@@ -2,22 +2,25 @@
 
 use serde::Serialize;
 
-/// What a figure must stay within (every target in BENCHMARKS.md is an upper bound).
+/// What a figure must stay within: an upper bound, or for a ratio of speeds a lower one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum Target {
     AtMost(f64),
+    AtLeast(f64),
 }
 
 impl Target {
     pub fn met_by(self, value: f64) -> bool {
         match self {
             Self::AtMost(limit) => value <= limit,
+            Self::AtLeast(floor) => value >= floor,
         }
     }
 
     fn describe(self) -> String {
         match self {
             Self::AtMost(limit) => format!("<= {}", format_value(limit)),
+            Self::AtLeast(floor) => format!(">= {}", format_value(floor)),
         }
     }
 }
@@ -132,6 +135,7 @@ mod tests {
     fn targets_say_whether_they_are_met() {
         assert!(Target::AtMost(1.3).met_by(1.3));
         assert!(!Target::AtMost(1.3).met_by(1.31));
+        assert!(Target::AtLeast(0.9).met_by(0.9) && !Target::AtLeast(0.9).met_by(0.89));
         assert_eq!(Row::new("x", 1.0, "ms").met(), None);
     }
 

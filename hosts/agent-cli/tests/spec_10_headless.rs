@@ -173,37 +173,13 @@ async fn continue_and_resume_keep_the_session_going_from_a_script() {
     assert_eq!(server.requests().len(), 3);
 }
 
-/// An HTTP server on 127.0.0.1 answering every request with `hello`.
-async fn hello_server() -> u16 {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buffer = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buffer).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buffer[..n]),
-                    }
-                }
-                let _ = stream
-                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n")
-                    .await;
-            });
-        }
-    });
-    port
-}
-
 /// With a network allow-list each connection a command makes through agent-host's proxy
 /// is an event of the call that ran it, in `--json` and as a line in the plain view.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandboxed_command_s_connections_are_events_of_its_call() {
     use scripted_llm::anthropic::tool_use;
-    let port = hello_server().await;
+    let hello = agent_test_support::http::HelloServer::start().unwrap();
+    let port = hello.port;
     let command = format!("curl -sS http://ok.test:{port}/; curl -sS http://nope.test:{port}/ >/dev/null");
     let script = || {
         vec![

@@ -299,7 +299,37 @@ except OSError as e:
         ),
     );
     std::fs::write(work.path().join("probe.py"), script).unwrap();
-    let ran = run(&env, "python3 probe.py; getent hosts example.com; echo getent $?").await;
+    // Sockets that would reach below the namespace's routing: raw, packet (also as the
+    // obsolete SOCK_PACKET type, which the kernel makes a packet socket, from a nested
+    // user and network namespace where the command holds CAP_NET_RAW), netlink, SCTP.
+    let sockets = "import ctypes, socket, sys
+if len(sys.argv) > 1:
+    # A user and network namespace of its own, without maps: capabilities there all the same.
+    print('nested', ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x40000000), ctypes.get_errno())
+for family, kind, protocol in [(2, 3, 1), (2, 10, 0), (17, 3, 0), (16, 3, 0), (2, 1, 132), (10, 2, 58)]:
+    try:
+        socket.socket(family, kind, protocol)
+        print('made', family, kind, protocol)
+    except OSError as e:
+        print('refused', family, kind, protocol, e.errno)
+";
+    std::fs::write(work.path().join("sockets.py"), sockets).unwrap();
+    let ran = run(
+        &env,
+        "python3 sockets.py; python3 sockets.py nested; \
+         python3 probe.py; getent hosts example.com; echo getent $?",
+    )
+    .await;
+    assert!(!ran.stdout.contains("made "), "{}{}", ran.stdout, ran.stderr);
+    // Both runs, the second from its nested namespaces.
+    assert!(ran.stdout.contains("nested 0 0"), "{}{}", ran.stdout, ran.stderr);
+    assert_eq!(
+        ran.stdout.matches("refused ").count(),
+        12,
+        "{}{}",
+        ran.stdout,
+        ran.stderr
+    );
     assert!(!ran.stdout.contains("reached"), "{}", ran.stdout);
     assert_eq!(
         ran.stdout.lines().filter(|l| l.starts_with("failed ")).count(),

@@ -22,6 +22,11 @@ pub enum AddressKind {
     Broadcast,
     UniqueLocal,
     SiteLocal,
+    /// Set aside for examples (never a public host's).
+    Documentation,
+    /// Addresses of tunnels and translators whose far end is not named by the address
+    /// (Teredo, local-use NAT64) or that discard everything.
+    Tunnel,
 }
 
 impl AddressKind {
@@ -49,6 +54,8 @@ impl fmt::Display for AddressKind {
             Self::Broadcast => "broadcast",
             Self::UniqueLocal => "unique-local",
             Self::SiteLocal => "site-local",
+            Self::Documentation => "documentation",
+            Self::Tunnel => "tunnel or translation",
         })
     }
 }
@@ -76,6 +83,9 @@ fn v4_kind(ip: Ipv4Addr) -> Option<AddressKind> {
         (169, 254, _) => AddressKind::LinkLocal,
         (100, 64..=127, _) => AddressKind::SharedCgnat,
         (192, 0, 0) => AddressKind::ProtocolAssignment,
+        (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => AddressKind::Documentation,
+        // The retired 6to4 relay anycast.
+        (192, 88, 99) => AddressKind::Reserved,
         (198, 18..=19, _) => AddressKind::Benchmarking,
         (224..=239, ..) => AddressKind::Multicast,
         (240..=255, ..) => AddressKind::Reserved,
@@ -94,8 +104,15 @@ fn v6_kind(ip: Ipv6Addr) -> Option<AddressKind> {
         return Some(AddressKind::Loopback);
     }
     match segments {
-        // IPv4-mapped ::ffff:a.b.c.d and the deprecated IPv4-compatible ::a.b.c.d.
-        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0, 0, _, _] => return v4_kind(last_v4),
+        // IPv4-mapped ::ffff:a.b.c.d, SIIT's ::ffff:0:a.b.c.d and the deprecated
+        // IPv4-compatible ::a.b.c.d.
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] | [0, 0, 0, 0, 0, 0, _, _] => {
+            return v4_kind(last_v4);
+        }
+        // Local-use NAT64 64:ff9b:1::/48 (the translator is someone's own), Teredo
+        // 2001::/32 and the discard prefix 100::/64.
+        [0x64, 0xff9b, 1, ..] | [0x2001, 0, ..] | [0x100, 0, 0, 0, ..] => return Some(AddressKind::Tunnel),
+        [0x2001, 0xdb8, ..] => return Some(AddressKind::Documentation),
         // NAT64 well-known prefix 64:ff9b::/96.
         [0x64, 0xff9b, 0, 0, 0, 0, _, _] => return v4_kind(last_v4),
         // 6to4 2002:AABB:CCDD::/48 carries AA.BB.CC.DD.
@@ -130,6 +147,25 @@ mod tests {
     }
 
     #[test]
+    fn documentation_tunnel_and_translated_forms_are_not_public() {
+        for address in [
+            "192.0.2.7",
+            "198.51.100.1",
+            "203.0.113.9",
+            "2001:db8::1",
+            "192.88.99.1",
+            "64:ff9b:1::a00:1",
+            "2001:0:4136:e378::1",
+            "100::1",
+            "::ffff:0:127.0.0.1",
+        ] {
+            assert!(kind(address).is_some(), "{address}");
+        }
+        assert_eq!(kind("::ffff:0:127.0.0.1"), Some(AddressKind::Loopback));
+        assert_eq!(kind("2606:4700::1111"), None);
+    }
+
+    #[test]
     fn ipv4_ranges() {
         use AddressKind::*;
         let cases = [
@@ -157,7 +193,7 @@ mod tests {
             ("255.255.255.255", Some(Broadcast)),
             ("8.8.8.8", None),
             ("151.101.0.223", None),
-            ("192.0.2.1", None),
+            ("192.0.2.1", Some(Documentation)),
         ];
         for (addr, want) in cases {
             assert_eq!(kind(addr), want, "{addr}");

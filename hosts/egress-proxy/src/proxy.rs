@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::allow_list::AllowList;
@@ -17,7 +17,19 @@ use crate::resolve::Resolve;
 
 /// Connections beyond the limit are still answered (503), up to this many at a time; past
 /// that they are closed unanswered so a flood cannot exhaust the host's file descriptors.
-const OVERFLOW_SLOTS: usize = 64;
+const OVERFLOW_SLOTS: usize = 16;
+
+/// Connections open at once through every proxy of this process (each holds two
+/// descriptors and two relay buffers): the commands of a session, however many, cannot
+/// take all of agent-host's descriptors between them (the usual soft limit is 1024, which
+/// agent-host keeps, since programs it starts inherit it and `select` breaks past it).
+const OPEN_IN_PROCESS: usize = 192;
+
+fn open_in_process() -> Arc<Semaphore> {
+    static OPEN: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
+    OPEN.get_or_init(|| Arc::new(Semaphore::new(OPEN_IN_PROCESS)))
+        .clone()
+}
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
@@ -33,7 +45,7 @@ impl Default for Limits {
             head_timeout: Duration::from_secs(30),
             resolve_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
-            max_connections: 256,
+            max_connections: 64,
         }
     }
 }
@@ -69,7 +81,7 @@ impl Proxy {
         self
     }
 
-    /// For tests: how many connections may be open at once (default 256).
+    /// For tests: how many connections may be open at once (default 64).
     #[doc(hidden)]
     pub fn with_max_connections(mut self, max: usize) -> Self {
         self.limits.max_connections = max;
@@ -141,6 +153,18 @@ impl Drop for ServeHandle {
     }
 }
 
+/// What an accepted connection holds while it runs: a place of its proxy's and of the
+/// process's, or one of the few kept for answering "too many" (503).
+enum Slot {
+    Open {
+        _own: OwnedSemaphorePermit,
+        _process: OwnedSemaphorePermit,
+    },
+    Overflow {
+        _permit: OwnedSemaphorePermit,
+    },
+}
+
 async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -167,10 +191,20 @@ async fn accept_loop(
             }
         };
         let accepted_at = Instant::now();
-        let (permit, overflow) = match slots.clone().try_acquire_owned() {
-            Ok(permit) => (permit, false),
+        let own_and_process = slots
+            .clone()
+            .try_acquire_owned()
+            .and_then(|own| Ok((own, open_in_process().try_acquire_owned()?)));
+        let (permit, overflow) = match own_and_process {
+            Ok((own, process)) => (
+                Slot::Open {
+                    _own: own,
+                    _process: process,
+                },
+                false,
+            ),
             Err(_) => match overflow_slots.clone().try_acquire_owned() {
-                Ok(permit) => (permit, true),
+                Ok(permit) => (Slot::Overflow { _permit: permit }, true),
                 Err(_) => {
                     tracing::debug!(%peer, "egress proxy: full, closing a connection unanswered");
                     continue;

@@ -19,13 +19,33 @@ pub trait Resolve: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemResolver;
 
+/// Lookups at once in this process: each holds a blocking thread, which a timeout does not
+/// give back, so a command asking for many slow names cannot take the pool other work uses.
+const LOOKUPS_AT_ONCE: usize = 16;
+
+fn lookups() -> &'static tokio::sync::Semaphore {
+    static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LOOKUPS_AT_ONCE);
+    &LOOKUPS
+}
+
 impl Resolve for SystemResolver {
     fn resolve<'a>(
         &'a self,
         host: &'a str,
         port: u16,
     ) -> Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send + 'a>> {
-        Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) })
+        Box::pin(async move {
+            let _turn = lookups().acquire().await.map_err(io::Error::other)?;
+            // A name, made absolute: the resolver's search domains (`corp.internal`) would
+            // otherwise turn an allowed `build` into `build.corp.internal`.
+            let absolute = match host.parse::<IpAddr>() {
+                Ok(_) => host.to_string(),
+                Err(_) => format!("{host}."),
+            };
+            Ok(tokio::net::lookup_host((absolute.as_str(), port))
+                .await?
+                .collect())
+        })
     }
 }
 

@@ -9,11 +9,14 @@
 //!   straight to the core's fakes alike;
 //! - `paths`: where the build puts the component and the plugins the hosts' tests run, and
 //!   where the MCP test servers are installed;
-//! - `mcp`: a real MCP server over streamable HTTP on 127.0.0.1 (a Node process).
+//! - `mcp`: a real MCP server over streamable HTTP on 127.0.0.1 (a Node process);
+//! - `http`: a plain HTTP server on 127.0.0.1 that counts its requests.
 //!
 //! Nothing else here needs a runtime or a network, so the rest builds for wasm32 too.
 
 pub mod fakes;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod http;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mcp;
 #[cfg(not(target_arch = "wasm32"))]

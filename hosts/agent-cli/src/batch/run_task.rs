@@ -10,6 +10,7 @@ use super::report::{self, TaskResult, TaskState};
 use super::task::{Limits, Task};
 use super::{TaskOptions, patch, workspace};
 use agent_host::embed::{EventData, Host, Session, SessionOptions, StopReason};
+use agent_host::sandbox::{AllowList, NetworkAccess};
 use agent_protocol::UsageTotals;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -184,6 +185,38 @@ fn tighter<T: PartialOrd + Default + Copy>(configured: T, asked: Option<T>) -> T
     }
 }
 
+/// The network a task's commands get: its `sandbox_network` and `network_allow` only
+/// narrow `access` and `allowed` (the configuration's and flags'). A task's list keeps the
+/// entries `allowed` covers (all of them when the network is on, which any list narrows).
+fn task_network(
+    task: &Task,
+    access: NetworkAccess,
+    allowed: &[String],
+) -> Result<(NetworkAccess, Vec<String>), String> {
+    let mut network = match &task.sandbox_network {
+        Some(asked) => asked
+            .parse::<NetworkAccess>()
+            .map_err(|e| format!("sandbox_network: {e}"))?
+            .min(access),
+        None => access,
+    };
+    let Some(list) = &task.network_allow else {
+        return Ok((network, allowed.to_vec()));
+    };
+    let asked = AllowList::parse(list).map_err(|e| format!("network_allow: {e}"))?;
+    let kept = match access {
+        NetworkAccess::On => asked,
+        _ => {
+            let base = AllowList::parse(allowed).map_err(|e| format!("network_allow: {e}"))?;
+            asked.narrowed_to(&base).0
+        }
+    };
+    if network == NetworkAccess::On {
+        network = NetworkAccess::AllowList;
+    }
+    Ok((network, kept.entries().iter().map(ToString::to_string).collect()))
+}
+
 fn tighten_limits(limits: &mut agent_protocol::Limits, asked: &Limits) {
     limits.max_turns = tighter(limits.max_turns, asked.max_turns);
     limits.max_tool_rounds_per_input = tighter(limits.max_tool_rounds_per_input, asked.max_tool_rounds);
@@ -295,6 +328,9 @@ async fn open(
         // The stricter of the two: read-only < workspace-write < danger-full-access.
         env_options.sandbox = Some(mode.min(env_options.sandbox.unwrap_or_default()));
     }
+    let (network, allowed) = task_network(task, env_options.network_access(), &env_options.network_allow)?;
+    env_options.sandbox_network = Some(network);
+    env_options.network_allow = allowed;
     let policy = settings.approval_policy(None, env_options.allow_dangerous_commands);
     let environment = env_options.build().await?;
     let mut config = settings.session_config(&target);
@@ -341,6 +377,47 @@ async fn record(mut events: agent_host::embed::Events, log: PathBuf) -> (UsageTo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_only_narrows_the_network() {
+        use agent_host::sandbox::NetworkAccess::{AllowList, Off, On};
+        let task = |access: Option<&str>, list: Option<&[&str]>| Task {
+            sandbox_network: access.map(str::to_string),
+            network_allow: list.map(|l| l.iter().map(|e| e.to_string()).collect()),
+            ..crate::batch::task::parse(
+                "{\"id\": \"t\", \"instruction\": \"i\", \"workspace\": {\"dir\": \"d\"}}",
+                std::path::Path::new("/tasks/tasks.jsonl"),
+            )
+            .unwrap()
+            .remove(0)
+        };
+        let users = ["*.example.com".to_string(), "pypi.org".to_string()];
+        // A task cannot turn the network on, nor add a host.
+        assert_eq!(
+            task_network(&task(Some("on"), None), AllowList, &users).unwrap(),
+            (AllowList, users.to_vec())
+        );
+        assert_eq!(
+            task_network(
+                &task(None, Some(&["evil.example", "api.example.com"])),
+                AllowList,
+                &users
+            )
+            .unwrap(),
+            (AllowList, vec!["api.example.com".to_string()])
+        );
+        assert_eq!(
+            task_network(&task(Some("allow-list"), None), Off, &[]).unwrap().0,
+            Off
+        );
+        // Its list narrows a network that is on; "off" always wins.
+        assert_eq!(
+            task_network(&task(None, Some(&["pypi.org"])), On, &[]).unwrap(),
+            (AllowList, vec!["pypi.org".to_string()])
+        );
+        assert_eq!(task_network(&task(Some("off"), None), On, &[]).unwrap().0, Off);
+        assert!(task_network(&task(Some("sometimes"), None), On, &[]).is_err());
+    }
 
     #[test]
     fn a_task_only_tightens_the_configured_limits() {

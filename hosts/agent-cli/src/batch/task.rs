@@ -25,6 +25,14 @@ pub struct Task {
     /// `danger-full-access`.
     #[serde(default)]
     pub sandbox: Option<String>,
+    /// What its commands reach of the network: `off`, `allow-list` or `on`; only narrows
+    /// what the configuration and flags allow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_network: Option<String>,
+    /// The hosts its commands reach (as `network_allow`); each entry is kept only when the
+    /// configuration's list allows all it allows (any entry when the network is on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_allow: Option<Vec<String>>,
     /// Seconds after which the task is given up; only lowers `--task-timeout-sec`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_sec: Option<u64>,
@@ -144,6 +152,14 @@ pub fn check(task: &Task) -> Result<(), String> {
     if let Some(mode) = &task.sandbox {
         mode.parse::<agent_host::sandbox::SandboxMode>()
             .map_err(|e| format!("sandbox: {e}"))?;
+    }
+    if let Some(access) = &task.sandbox_network {
+        access
+            .parse::<agent_host::sandbox::NetworkAccess>()
+            .map_err(|e| format!("sandbox_network: {e}"))?;
+    }
+    if let Some(list) = &task.network_allow {
+        agent_host::sandbox::AllowList::parse(list).map_err(|e| format!("network_allow: {e}"))?;
     }
     if task.timeout_sec == Some(0) {
         return Err("timeout_sec must be at least 1 (seconds)".to_string());

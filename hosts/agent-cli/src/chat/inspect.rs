@@ -58,7 +58,8 @@ pub fn sandbox_text(summary: &str, sandbox: Option<&Sandbox>) -> String {
                     text.push_str(
                         "\n  network: only these hosts, through agent-host's proxy (each connection shown):",
                     );
-                    for entry in sandbox.network_allow().map(|l| l.entries()).unwrap_or_default() {
+                    let list = sandbox.network_allow();
+                    for entry in list.iter().flat_map(|l| l.entries()) {
                         text.push_str(&format!("\n    {entry}"));
                     }
                 }

@@ -176,3 +176,99 @@ async fn auto_mode_never_offers_a_rerun_without_the_sandbox() {
     assert!(output.contains("agent-host sandbox:"), "{output}");
     assert!(!output.contains("declined"), "{output}");
 }
+
+/// In `ask` mode a host the network allow-list refused is offered for the rest of the
+/// session, the command running again in the sandbox; once allowed, the next command
+/// reaches it without a question. A host refused for another reason (a listed name
+/// resolving to an address the list does not name) is not offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_the_allow_list_refused_is_allowed_for_the_session_when_the_user_approves() {
+    use agent_host::sandbox::{
+        AllowList, NameResolution, NetworkAccess, Sandbox, SandboxConfig, StaticResolver,
+    };
+    let work = tempfile::tempdir().unwrap();
+    let hello = agent_test_support::http::HelloServer::start().unwrap();
+    let port = hello.port;
+    let loopback = vec![std::net::IpAddr::from([127, 0, 0, 1])];
+    let config = SandboxConfig {
+        network: NetworkAccess::AllowList,
+        network_allow: AllowList::parse(&[
+            format!("ok.test:{port}"),
+            format!("127.0.0.1:{port}"),
+            format!("inner.test:{port}"),
+        ])
+        .unwrap(),
+        resolution: NameResolution::fixed(Arc::new(StaticResolver::new([
+            ("ok.test".to_string(), loopback.clone()),
+            ("more.test".to_string(), loopback.clone()),
+            (
+                "inner.test".to_string(),
+                vec![std::net::IpAddr::from([127, 0, 0, 9])],
+            ),
+        ]))),
+        ..SandboxConfig::default()
+    };
+    let options = EnvOptions {
+        cwd: Some(work.path().to_path_buf()),
+        sandbox: Some(SandboxMode::WorkspaceWrite),
+        ..Default::default()
+    };
+    let sandbox = Sandbox::new(&config, &[work.path().to_path_buf()])
+        .unwrap()
+        .map(Arc::new);
+    options.made_sandbox.set(sandbox).unwrap();
+    let env = options.build().await.unwrap();
+    let fetch = format!("curl -sS http://more.test:{port}/");
+    let inner = format!("curl -sS http://inner.test:{port}/");
+    let prompt = ScriptedPrompt::new(vec![
+        ApprovalAnswer::Once,
+        ApprovalAnswer::Once,
+        ApprovalAnswer::Once,
+        ApprovalAnswer::Once,
+    ]);
+    let replies = vec![
+        message(&[tool_use("n1", "shell", json!({ "command": fetch }))]),
+        message(&[tool_use("n2", "shell", json!({ "command": fetch }))]),
+        message(&[tool_use("n3", "shell", json!({ "command": inner }))]),
+        message(&[text("done")]),
+    ];
+    let policy = ApprovalPolicy::new(ApprovalMode::Ask).with_prompt(prompt.clone());
+    let (server, runtime) = start(replies, policy, None).await;
+    submit_in(&runtime, env).await;
+    let asked = prompt.asked();
+    let summaries: Vec<&str> = asked.iter().map(|q| q.summary.as_str()).collect();
+    assert_eq!(asked.len(), 4, "{summaries:#?}");
+    assert_eq!(asked[1].call_id, "n1");
+    assert_eq!(
+        asked[1].summary,
+        format!(
+            "allow more.test:{port} for the rest of this session (the network allow-list refused it) \
+             and run `{fetch}` again in the sandbox"
+        )
+    );
+    assert_eq!(asked[1].always, None);
+    assert_eq!(
+        (asked[2].call_id.as_str(), asked[3].call_id.as_str()),
+        ("n2", "n3")
+    );
+    let requests = server.requests();
+    let output = |request: usize| {
+        let results = results(&requests[..=request]);
+        results.last().unwrap().2.clone()
+    };
+    let first = output(1);
+    assert!(
+        first.contains("hello") && first.contains("user allowed more.test"),
+        "{first}"
+    );
+    let second = output(2);
+    assert!(
+        second.contains("hello") && !second.contains("refused"),
+        "{second}"
+    );
+    let third = output(3);
+    assert!(
+        third.contains("127.0.0.9") && third.contains("loopback"),
+        "{third}"
+    );
+}

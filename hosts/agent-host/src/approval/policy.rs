@@ -374,6 +374,35 @@ impl ApprovalPolicy {
         })
     }
 
+    /// Whether the hosts the network allow-list refused a command may be reached for the rest
+    /// of the session, the command running again in its sandbox: asked as
+    /// [`ApprovalPolicy::rerun_unsandboxed`] is, every time, without "always". `hosts` are
+    /// the entries that would allow them (`pypi.org:443`).
+    pub async fn allow_hosts(
+        &self,
+        request: &ApprovalRequest,
+        command: &str,
+        hosts: &str,
+    ) -> Option<Approval> {
+        if !self.offers_unsandboxed_reruns() {
+            return None;
+        }
+        let prompt = self.prompt.as_ref()?;
+        let question = ApprovalQuestion {
+            summary: format!(
+                "allow {hosts} for the rest of this session (the network allow-list refused it) and run \
+                 `{command}` again in the sandbox"
+            ),
+            ..question(request, None, None)
+        };
+        Some(match prompt.ask(&question).await {
+            ApprovalAnswer::Once | ApprovalAnswer::Always => Approval::Allow,
+            ApprovalAnswer::Deny { reason } | ApprovalAnswer::Never { reason } => {
+                Approval::Deny(denial(reason))
+            }
+        })
+    }
+
     /// Whether a command the sandbox refused is offered to run again without it: in `ask`
     /// mode with a prompt. In `auto` mode the model is told what the sandbox refused and
     /// the user widens the sandbox by flag or configuration if needed.

@@ -136,7 +136,12 @@ impl Settings {
         let (user, mut project) = locations.load()?;
         let untrusted_project = project.as_mut().and_then(|p| {
             let mut ignored = p.untrusted.take()?;
-            ignored.extend(trust::keep_only_stricter(p, &Baseline::of(user.as_ref())));
+            let base = Baseline {
+                network_from_flags: overrides.sandbox_network.is_some()
+                    || !overrides.network_allow.is_empty(),
+                ..Baseline::of(user.as_ref())
+            };
+            ignored.extend(trust::keep_only_stricter(p, &base));
             Some(UntrustedProject {
                 file: p.path.clone(),
                 ignored,

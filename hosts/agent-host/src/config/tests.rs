@@ -488,4 +488,29 @@ fn an_untrusted_project_only_narrows_the_network_allow_list() {
     );
     assert_eq!(s.sandbox_network.value, NetworkAccess::AllowList);
     assert_eq!(entries(&s), ["pypi.org"]);
+    // When the command line names the network, the project's list is not mixed in: neither
+    // added to (--network-allow) nor made the one enforced (--sandbox-network=allow-list).
+    let wide = "network_allow = [\"127.0.0.1:*\", \"169.254.169.254\", \"0.0.0.0/0:*\"]\n";
+    for flags in [
+        Overrides {
+            network_allow: vec!["pypi.org".into()],
+            ..Overrides::default()
+        },
+        Overrides {
+            sandbox_network: Some(NetworkAccess::AllowList),
+            ..Overrides::default()
+        },
+    ] {
+        let s = user_and_untrusted_project("sandbox_network = true\n", wide, flags.clone());
+        assert!(
+            entries(&s).iter().all(|e| e == "pypi.org"),
+            "{flags:?}: {:?}",
+            entries(&s)
+        );
+        let ignored = s.untrusted_project.unwrap().ignored;
+        assert!(
+            ignored.iter().any(|i| i.starts_with("network_allow")),
+            "{ignored:?}"
+        );
+    }
 }

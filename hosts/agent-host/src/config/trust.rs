@@ -259,6 +259,9 @@ pub struct Baseline {
     pub sandbox_network: NetworkAccess,
     /// The hosts the user's own settings allow (with `allow-list`).
     pub network_allow: AllowList,
+    /// Whether the command line says what commands reach (`--sandbox-network`,
+    /// `--network-allow`): the user's word then, which the project's does not mix with.
+    pub network_from_flags: bool,
     /// One LLM request's overall limit in seconds (0: none).
     pub request_timeout_secs: u64,
     pub limits: agent_protocol::Limits,
@@ -312,6 +315,7 @@ impl Baseline {
                 .and_then(|u| u.network_allow.as_ref())
                 .map(|l| l.value.clone())
                 .unwrap_or_default(),
+            network_from_flags: false,
             request_timeout_secs: user
                 .and_then(|u| u.request_timeout_secs.as_ref())
                 .map_or(crate::transport::response::REQUEST_TIMEOUT_SECS, |t| t.value),
@@ -349,6 +353,18 @@ pub fn keep_only_stricter(layer: &mut FileLayer, base: &Baseline) -> Vec<String>
         |v, b| v <= b,
         &mut ignored,
     );
+    if base.network_from_flags {
+        // Mixed in, its list would become the one enforced (`--sandbox-network=allow-list`)
+        // or be added to (`--network-allow HOST`): not what the user asked for.
+        for (key, source) in [
+            ("sandbox_network", layer.sandbox_network.take().map(|v| v.source)),
+            ("network_allow", layer.network_allow.take().map(|v| v.source)),
+        ] {
+            if let Some(source) = source {
+                ignored.push(format!("{key} ({source}; the command line decides)"));
+            }
+        }
+    }
     keep_if(
         &mut layer.sandbox_network,
         base.sandbox_network,

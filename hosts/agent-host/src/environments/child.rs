@@ -75,7 +75,7 @@ impl Child {
 
     /// Once the command has ended: its proxy's last connections reported (see
     /// [`crate::sandbox::proxy`]); what the proxy refused, `host:port: reason` once each.
-    pub(crate) async fn finish_network(&mut self) -> Vec<String> {
+    pub(crate) async fn finish_network(&mut self) -> Vec<crate::sandbox::Refusal> {
         match self {
             Self::Sandboxed(child) => match child.proxy.take() {
                 Some(proxy) => proxy.finish().await,

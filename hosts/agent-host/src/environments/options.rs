@@ -230,10 +230,20 @@ impl EnvOptions {
     /// How commands are confined, for headers: the mode and network, or why none.
     pub fn sandbox_summary(&self) -> String {
         if self.env.as_deref().is_some_and(|e| e.starts_with("ssh://")) {
-            return "none over SSH (the remote user's rights)".to_string();
+            return match self.network_access() {
+                NetworkAccess::AllowList => {
+                    "none over SSH (the remote user's rights; the network allow-list does not apply)"
+                        .to_string()
+                }
+                _ => "none over SSH (the remote user's rights)".to_string(),
+            };
         }
         match self.made_sandbox.get() {
             Some(Some(sandbox)) => sandbox.describe(),
+            Some(None) if self.network_access() == NetworkAccess::AllowList => format!(
+                "{} (no sandbox, so the network allow-list does not apply)",
+                SandboxMode::DangerFullAccess
+            ),
             Some(None) => SandboxMode::DangerFullAccess.name().to_string(),
             None => format!("{} (not started)", self.sandbox.unwrap_or_default()),
         }

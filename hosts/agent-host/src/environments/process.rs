@@ -7,7 +7,7 @@ use crate::environments::call_tag;
 use crate::environments::child::{Child, Launch};
 use crate::environments::command_output::drain;
 use crate::environments::env_vars::EnvPolicy;
-use crate::sandbox::{ConnectionSink, Sandbox, SandboxError};
+use crate::sandbox::{ConnectionSink, Refusal, Sandbox, SandboxError};
 use agent_protocol::ports::{ExecResult, OutputChunk, OutputStream};
 use egress_proxy::ConnectionRecord;
 use nix::sys::signal::{Signal, killpg};
@@ -34,6 +34,8 @@ pub struct ProcessHandle {
     /// Set before the result is sent when a sandboxed command failed in a way the sandbox
     /// may explain: the stderr line that says so.
     refusal: Arc<OnceLock<String>>,
+    /// Set before the result is sent: what the network allow-list's proxy refused.
+    network_refusals: Arc<OnceLock<Vec<Refusal>>>,
     /// How to run the same command without the sandbox (sandboxed shell commands only).
     rerun: Option<UnsandboxedRerun>,
     /// Appended to the result's stderr: what happened to the command on its way.
@@ -57,6 +59,7 @@ impl ProcessHandle {
             result,
             kill,
             refusal: Arc::default(),
+            network_refusals: Arc::default(),
             rerun: None,
             note: None,
             connections: None,
@@ -134,6 +137,11 @@ impl ProcessHandle {
         self.refusal.get().map(String::as_str)
     }
 
+    /// Once the command has ended: the requests the network allow-list's proxy refused.
+    pub fn network_refusals(&self) -> &[Refusal] {
+        self.network_refusals.get().map(Vec::as_slice).unwrap_or_default()
+    }
+
     /// How to run this command again without the sandbox; `None` for a command that ran
     /// without one, or when already taken.
     pub fn take_unsandboxed_rerun(&mut self) -> Option<UnsandboxedRerun> {
@@ -207,6 +215,7 @@ pub fn spawn(command: &str, run_in: RunIn<'_>) -> Result<ProcessHandle, StartErr
         policy: run_in.policy,
         extra_env: run_in.extra_env.to_vec(),
         sandbox: sandbox.describe(),
+        ran_in: sandbox.clone(),
     });
     let args = vec![OsString::from("-c"), OsString::from(command)];
     let mut handle = start(OsStr::new("/bin/bash"), args, run_in)?;
@@ -224,6 +233,8 @@ pub struct UnsandboxedRerun {
     extra_env: Vec<(String, String)>,
     /// The sandbox it ran in, described: `workspace-write (network off)`.
     sandbox: String,
+    /// The sandbox itself, for running it there again (after the user allowed a host).
+    ran_in: Arc<Sandbox>,
 }
 
 impl UnsandboxedRerun {
@@ -239,6 +250,21 @@ impl UnsandboxedRerun {
     /// Starts the command again, in the same place with the same variables and timeout,
     /// with all the user's rights.
     pub fn start(self) -> Result<ProcessHandle, StartError> {
+        self.start_in(None)
+    }
+
+    /// The sandbox it ran in (to allow a host there before running it again).
+    pub fn sandbox_itself(&self) -> &Arc<Sandbox> {
+        &self.ran_in
+    }
+
+    /// Starts the command again in the same sandbox (whose allow-list may have grown since).
+    pub fn start_sandboxed(self) -> Result<ProcessHandle, StartError> {
+        let sandbox = self.ran_in.clone();
+        self.start_in(Some(sandbox))
+    }
+
+    fn start_in(self, sandbox: Option<Arc<Sandbox>>) -> Result<ProcessHandle, StartError> {
         spawn(
             &self.command,
             RunIn {
@@ -246,7 +272,7 @@ impl UnsandboxedRerun {
                 timeout: self.timeout,
                 policy: self.policy,
                 extra_env: &self.extra_env,
-                sandbox: None,
+                sandbox,
             },
         )
     }
@@ -334,6 +360,7 @@ struct Reporting {
     result: watch::Sender<Option<ExecResult>>,
     kill: Arc<Notify>,
     refusal: Arc<OnceLock<String>>,
+    network_refusals: Arc<OnceLock<Vec<Refusal>>>,
     pid: Arc<AtomicU32>,
 }
 
@@ -384,6 +411,7 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
         result: result_tx,
         kill: Arc::new(Notify::new()),
         refusal: Arc::new(OnceLock::new()),
+        network_refusals: Arc::new(OnceLock::new()),
         pid: Arc::new(AtomicU32::new(0)),
     };
     let handle = ProcessHandle {
@@ -392,6 +420,7 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
         result: result_rx,
         kill: reporting.kill.clone(),
         refusal: reporting.refusal.clone(),
+        network_refusals: reporting.network_refusals.clone(),
         rerun: None,
         note: None,
         connections: connections_rx,
@@ -454,6 +483,7 @@ async fn supervise(
         result: result_tx,
         kill,
         refusal: refused,
+        network_refusals: network_refused,
         pid: shared_pid,
     } = reporting;
     let Pending {
@@ -513,6 +543,7 @@ async fn supervise(
         // Said whatever the exit code: a program may go on without what it was refused.
         append_line(&mut stderr, &sandbox.explain_network_refusals(&network_refusals));
     }
+    let _ = network_refused.set(network_refusals);
     if let Some(sandbox) = sandbox.filter(|_| failed)
         && let Some(line) = sandbox.refusal_line(&stderr)
     {

@@ -33,8 +33,9 @@ pub(crate) mod spawn;
 mod syscall_filter;
 
 pub use confine::Confinement;
+pub use egress_proxy::{AllowList, ConnectionRecord, Entry, StaticResolver};
 pub use network::NetworkAccess;
-pub use proxy::{ConnectionSink, NameResolution};
+pub use proxy::{ConnectionSink, NameResolution, Refusal};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -313,8 +314,16 @@ impl Sandbox {
     }
 
     /// The hosts commands reach, with an allow-list.
-    pub fn network_allow(&self) -> Option<&egress_proxy::AllowList> {
+    pub fn network_allow(&self) -> Option<std::sync::Arc<egress_proxy::AllowList>> {
         self.proxy.as_ref().map(proxy::ProxyRules::allow_list)
+    }
+
+    /// Lets the commands started from now on reach `entries` too (the user allowed them for
+    /// the session, see `session_host::sandbox_rerun`); nothing without an allow-list.
+    pub fn allow_hosts(&self, entries: &[egress_proxy::Entry]) {
+        if let Some(rules) = &self.proxy {
+            rules.allow_more(entries);
+        }
     }
 
     /// The variables that send a command's HTTP clients to its proxy, with an allow-list
@@ -397,7 +406,6 @@ impl Sandbox {
             "Could not resolve host",
             "Temporary failure in name resolution",
             "Network is unreachable",
-            egress_proxy::REFUSAL_PREFIX,
         ];
         let line = stderr
             .lines()
@@ -450,7 +458,8 @@ impl Sandbox {
 
     /// What to tell the model when the network allow-list's proxy refused some of a
     /// command's requests (`host:port: reason` each).
-    pub fn explain_network_refusals(&self, refusals: &[String]) -> String {
+    pub fn explain_network_refusals(&self, refusals: &[proxy::Refusal]) -> String {
+        let refusals: Vec<String> = refusals.iter().map(ToString::to_string).collect();
         format!(
             "[agent-host sandbox: the network allow-list refused this command's requests: {}. \
              Commands reach only these hosts, through agent-host's proxy: {}. Do not try to \

@@ -74,28 +74,39 @@ impl std::fmt::Debug for NameResolution {
     }
 }
 
-/// A sandbox's allow-list and resolver, shared by its commands' proxies.
+/// A sandbox's allow-list and resolver, shared by its commands' proxies. The list grows
+/// when the user allows a refused host for the session; each command keeps the list it
+/// started with.
 #[derive(Debug)]
 pub(super) struct ProxyRules {
-    allow: Arc<AllowList>,
+    allow: std::sync::RwLock<Arc<AllowList>>,
     resolution: NameResolution,
 }
 
 impl ProxyRules {
     pub(super) fn new(allow: &AllowList, resolution: &NameResolution) -> Self {
         Self {
-            allow: Arc::new(allow.clone()),
+            allow: std::sync::RwLock::new(Arc::new(allow.clone())),
             resolution: resolution.clone(),
         }
     }
 
-    pub(super) fn allow_list(&self) -> &AllowList {
-        &self.allow
+    /// The list in effect now.
+    pub(super) fn allow_list(&self) -> Arc<AllowList> {
+        self.allow.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Adds `entries` for the commands started from now on.
+    pub(super) fn allow_more(&self, entries: &[egress_proxy::Entry]) {
+        let mut allow = self.allow.write().unwrap_or_else(|p| p.into_inner());
+        let mut grown: Vec<egress_proxy::Entry> = allow.entries().to_vec();
+        grown.extend(entries.iter().cloned());
+        *allow = Arc::new(AllowList::from(grown));
     }
 
     /// The entries, for headers and the model's note ("nothing" when empty).
     pub(super) fn summary(&self) -> String {
-        summary(&self.allow)
+        summary(&self.allow_list())
     }
 
     /// Serves one command's listening socket; each connection is sent to `sink` when it
@@ -105,9 +116,10 @@ impl ProxyRules {
         listener: std::net::TcpListener,
         sink: Option<ConnectionSink>,
     ) -> std::io::Result<CommandProxy> {
-        let proxy = Proxy::new(self.allow.clone(), self.resolution.resolver());
+        let proxy = Proxy::new(self.allow_list(), self.resolution.resolver());
         let refusals = Arc::new(std::sync::Mutex::new(Vec::new()));
         let refused = refusals.clone();
+        let reported = std::sync::atomic::AtomicU64::new(0);
         let handle = proxy.serve(listener, move |record: ConnectionRecord| {
             tracing::info!(
                 host = %record.host,
@@ -119,13 +131,22 @@ impl ProxyRules {
             );
             if let egress_proxy::Verdict::Refused { reason } = &record.verdict {
                 let mut refused = refused.lock().unwrap_or_else(|p| p.into_inner());
-                let line = format!("{}:{}: {reason}", record.host, record.port);
-                if !refused.contains(&line) && refused.len() < MAX_REFUSALS_NOTED {
-                    refused.push(line);
+                let refusal = Refusal {
+                    host: record.host.clone(),
+                    port: record.port,
+                    reason: reason.clone(),
+                };
+                if !refused.contains(&refusal) && refused.len() < MAX_REFUSALS_NOTED {
+                    refused.push(refusal);
                 }
             }
-            if let Some(sink) = &sink {
+            let count = reported.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Some(sink) = sink.as_ref().filter(|_| count < MAX_CONNECTION_EVENTS) {
                 let _ = sink.send(record);
+            } else if count == MAX_CONNECTION_EVENTS {
+                tracing::warn!(
+                    "a command made more than {MAX_CONNECTION_EVENTS} connections; the rest are only logged"
+                );
             }
         })?;
         Ok(CommandProxy { handle, refusals })
@@ -148,19 +169,53 @@ pub fn summary(list: &AllowList) -> String {
 /// How many different refusals one command's note names.
 const MAX_REFUSALS_NOTED: usize = 8;
 
+/// How many of one command's connections become events (the rest are logged and counted):
+/// a loop of refused requests must not fill the session's stream and files.
+const MAX_CONNECTION_EVENTS: u64 = 1000;
+
+/// A request the proxy refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub host: String,
+    pub port: u16,
+    pub reason: String,
+}
+
+impl Refusal {
+    /// The entry that would allow it, when the only reason was that no entry did (not,
+    /// say, a private address a listed name resolved to, which the user should look at
+    /// before listing).
+    pub fn entry_to_allow(&self) -> Option<egress_proxy::Entry> {
+        if !self.reason.starts_with("not in network_allow") {
+            return None;
+        }
+        let host = match self.host.contains(':') {
+            true => format!("[{}]", self.host),
+            false => self.host.clone(),
+        };
+        format!("{host}:{}", self.port).parse().ok()
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.host, self.port, self.reason)
+    }
+}
+
 /// A running command's proxy; dropping it ends every connection.
 pub struct CommandProxy {
     handle: ServeHandle,
-    /// `host:port: reason` of each refused request, once each.
-    refusals: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Each refused request, once each.
+    refusals: Arc<std::sync::Mutex<Vec<Refusal>>>,
 }
 
 impl CommandProxy {
     /// Once the command has ended: lets its connections finish and report (their client
     /// side went with the namespace), for at most [`FINISH_WAIT`]. Returns what was
-    /// refused, `host:port: reason` once each, for the command's result: many programs
-    /// (pip among them) say only that they found nothing.
-    pub async fn finish(self) -> Vec<String> {
+    /// refused, once each, for the command's result: many programs (pip among them) say
+    /// only that they found nothing.
+    pub async fn finish(self) -> Vec<Refusal> {
         self.handle.finish(FINISH_WAIT).await;
         std::mem::take(&mut *self.refusals.lock().unwrap_or_else(|p| p.into_inner()))
     }

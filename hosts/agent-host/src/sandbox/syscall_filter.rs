@@ -3,8 +3,9 @@
 //!
 //! - Without the network, `socket(2)` is refused for every family but Unix: that closes
 //!   TCP, UDP (and so DNS), raw sockets and netlink at once, whatever the address. With an
-//!   allow-list, IPv4 and IPv6 are allowed too, inside the command's own network namespace
-//!   (whose only reachable address is agent-host's proxy), and every other family refused.
+//!   allow-list, IPv4 and IPv6 TCP and UDP sockets are allowed too, inside the command's own
+//!   network namespace (whose only reachable address is agent-host's proxy); every other
+//!   family, type (raw, `SOCK_PACKET`) and protocol (SCTP, ...) is refused.
 //! - Always, Unix *stream and seqpacket* sockets are refused: through them a command could
 //!   ask the user's D-Bus session for an unconfined process (`systemd-run --user`), type
 //!   into tmux or X11, drive Docker, or use ssh-agent's keys. Landlock only controls
@@ -48,6 +49,34 @@ fn unix_socket_of_type(kind: libc::c_int) -> Result<SeccompRule, SandboxError> {
         condition(1, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), kind as u64)?,
     ])
     .map_err(filter_error)
+}
+
+/// Rules refusing every socket of `family` but TCP and UDP ones: not raw sockets, nor
+/// `SOCK_PACKET` (which the kernel turns into a packet socket), nor SCTP, DCCP or L2TP,
+/// whose code a command has no need to reach.
+fn only_tcp_and_udp(family: libc::c_int) -> Result<Vec<SeccompRule>, SandboxError> {
+    let of_family = || condition(0, SeccompCmpOp::Eq, family as u64);
+    // Every type but SOCK_STREAM (1) and SOCK_DGRAM (2), whatever flags are added.
+    let mut rules: Vec<SeccompRule> = (0..=SOCK_TYPE_MASK)
+        .filter(|kind| ![libc::SOCK_STREAM as u64, libc::SOCK_DGRAM as u64].contains(kind))
+        .map(|kind| {
+            SeccompRule::new(vec![
+                of_family()?,
+                condition(1, SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK), kind)?,
+            ])
+            .map_err(filter_error)
+        })
+        .collect::<Result<_, _>>()?;
+    rules.push(
+        SeccompRule::new(vec![
+            of_family()?,
+            condition(2, SeccompCmpOp::Ne, 0)?,
+            condition(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP as u64)?,
+            condition(2, SeccompCmpOp::Ne, libc::IPPROTO_UDP as u64)?,
+        ])
+        .map_err(filter_error)?,
+    );
+    Ok(rules)
 }
 
 /// The mode bits no file may get.
@@ -110,6 +139,9 @@ pub fn syscall_filter(network: NetworkAccess) -> Result<BpfProgram, SandboxError
             .map(|family| condition(0, SeccompCmpOp::Ne, *family as u64))
             .collect::<Result<Vec<_>, _>>()?;
         socket_rules.push(SeccompRule::new(refused).map_err(filter_error)?);
+    }
+    for family in families {
+        socket_rules.extend(only_tcp_and_udp(*family)?);
     }
     let mut rules = BTreeMap::from([
         (libc::SYS_socket, socket_rules),

@@ -12,7 +12,8 @@
 
 use crate::approval::ApprovalPolicy;
 use crate::approval::policy::command_of;
-use crate::environments::process::ProcessHandle;
+use crate::environments::process::{ProcessHandle, UnsandboxedRerun};
+use crate::sandbox::Refusal;
 use crate::session_host::control::SessionControl;
 use agent_protocol::ToolCategory;
 use agent_protocol::ports::{Approval, ApprovalRequest, OutputChunk, OutputStream};
@@ -97,6 +98,14 @@ pub async fn offer(
         return None;
     }
     until_interrupted(control, process.wait()).await?;
+    let hosts: Vec<egress_proxy::Entry> = process
+        .network_refusals()
+        .iter()
+        .filter_map(Refusal::entry_to_allow)
+        .collect();
+    if !hosts.is_empty() {
+        return offer_hosts(approvals, control, call, process, rerun, &hosts).await;
+    }
     let refusal_line = process.sandbox_refusal()?.to_string();
     let refusal = format!("{}: {refusal_line}", rerun.sandbox());
     let decision = until_interrupted(
@@ -133,6 +142,62 @@ pub async fn offer(
             process.add_note(&format!(
                 "[agent-host: the user was asked whether to run it again without the sandbox and \
                  declined: {reason}]"
+            ));
+            None
+        }
+    }
+}
+
+/// Asks whether `hosts`, which the network allow-list refused `process`, may be reached for
+/// the rest of the session; on approval they join the sandbox's list and the command runs
+/// again in it, in `process`'s place. Returns the marker to stream before the new run's
+/// output, `None` when nothing was started.
+async fn offer_hosts(
+    approvals: &ApprovalPolicy,
+    control: Option<&Arc<SessionControl>>,
+    call: &ApprovalRequest,
+    process: &mut ProcessHandle,
+    rerun: UnsandboxedRerun,
+    hosts: &[egress_proxy::Entry],
+) -> Option<OutputChunk> {
+    let named: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+    let named = named.join(", ");
+    let decision = until_interrupted(control, approvals.allow_hosts(call, rerun.command(), &named)).await??;
+    tracing::info!(call = %call.call_id, hosts = %named, ?decision, "hosts allowed for the session");
+    let interrupted = control.is_some_and(|c| c.interruption().is_some());
+    match decision {
+        Approval::Allow if !interrupted => {
+            rerun.sandbox_itself().allow_hosts(hosts);
+            match rerun.start_sandboxed() {
+                Ok(mut again) => {
+                    again.add_note(&format!(
+                        "[agent-host: this is the result of running the command again after the \
+                         user allowed {named} for the rest of this session; whatever the first \
+                         run changed is still there]"
+                    ));
+                    *process = again;
+                    Some(OutputChunk {
+                        stream: OutputStream::Stderr,
+                        data: format!(
+                            "\n[agent-host: the user allowed {named} for this session; running the \
+                             command again]\n"
+                        )
+                        .into_bytes(),
+                    })
+                }
+                Err(error) => {
+                    process.add_note(&format!(
+                        "[agent-host: the user allowed {named}, but the command could not start \
+                         again: {error}]"
+                    ));
+                    None
+                }
+            }
+        }
+        Approval::Allow => None,
+        Approval::Deny(reason) => {
+            process.add_note(&format!(
+                "[agent-host: the user was asked whether to allow {named} and declined: {reason}]"
             ));
             None
         }
