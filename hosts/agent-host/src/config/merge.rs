@@ -254,7 +254,12 @@ impl Settings {
                 .chain(overrides.network_allow.iter().cloned())
                 .collect();
             let both = AllowList::parse(&entries).map_err(|e| format!("--network-allow: {e}"))?;
-            network_allow = Sourced::new(both, flag("--network-allow"));
+            // Both places named when the flag adds to a file's list.
+            let source = match &network_allow.source {
+                Source::Default => flag("--network-allow"),
+                file => flag(&format!("--network-allow, added to {file}")),
+            };
+            network_allow = Sourced::new(both, source);
         }
         let mut sandbox_network = pick(
             Sourced::default_value(NetworkAccess::Off),
