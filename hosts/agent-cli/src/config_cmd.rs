@@ -3,6 +3,7 @@
 use agent_host::config::{Settings, SettingsFlags};
 use agent_host::environments::EnvOptions;
 use agent_host::environments::options::EnvPolicyArg;
+use agent_host::sandbox::{NetworkAccess, SandboxMode};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,6 +42,21 @@ pub struct ShowArgs {
     /// Show the settings as if run in read-only mode.
     #[arg(long)]
     read_only: bool,
+    /// Show the settings as if run with this sandbox mode.
+    #[arg(short = 's', long, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
+    /// Show the settings as if run with this network setting (alone: on).
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on"
+    )]
+    sandbox_network: Option<NetworkAccess>,
+    /// Show the settings as if run with these hosts allowed (repeatable; presets expanded).
+    #[arg(long = "network-allow", value_name = "HOST")]
+    network_allow: Vec<String>,
     #[command(flatten)]
     settings: SettingsFlags,
 }
@@ -51,6 +67,9 @@ pub fn run(command: ConfigCommand) -> ExitCode {
         cwd: args.cwd,
         env_policy: args.env_policy,
         read_only: args.read_only,
+        sandbox: args.sandbox,
+        sandbox_network: args.sandbox_network,
+        network_allow: args.network_allow,
         ..EnvOptions::default()
     };
     let overrides = args

@@ -62,7 +62,8 @@ pub(crate) async fn handle(shared: &Shared, mut client: TcpStream, progress: &Pr
     progress.target(host.clone(), target.port, request.method());
     if overflow {
         let detail = format!(
-            "too many open connections through the proxy (at most {})",
+            "too many open connections through the proxy (at most {} for a command, fewer when \
+             other commands hold many)",
             limits.max_connections
         );
         return refuse(

@@ -19,13 +19,16 @@ pub trait Resolve: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemResolver;
 
-/// Lookups at once in this process: each holds a blocking thread, which a timeout does not
-/// give back, so a command asking for many slow names cannot take the pool other work uses.
+/// Lookups at once in this process: each holds a blocking thread until `getaddrinfo`
+/// returns (a timeout or a cut connection does not end it), and its place is given back only
+/// then, so a command asking for many slow names cannot take the pool other work uses.
 const LOOKUPS_AT_ONCE: usize = 16;
 
-fn lookups() -> &'static tokio::sync::Semaphore {
-    static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LOOKUPS_AT_ONCE);
-    &LOOKUPS
+fn lookups() -> std::sync::Arc<tokio::sync::Semaphore> {
+    static LOOKUPS: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> = std::sync::OnceLock::new();
+    LOOKUPS
+        .get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(LOOKUPS_AT_ONCE)))
+        .clone()
 }
 
 impl Resolve for SystemResolver {
@@ -35,16 +38,18 @@ impl Resolve for SystemResolver {
         port: u16,
     ) -> Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send + 'a>> {
         Box::pin(async move {
-            let _turn = lookups().acquire().await.map_err(io::Error::other)?;
+            let turn = lookups().acquire_owned().await.map_err(io::Error::other)?;
             // A name, made absolute: the resolver's search domains (`corp.internal`) would
             // otherwise turn an allowed `build` into `build.corp.internal`.
             let absolute = match host.parse::<IpAddr>() {
                 Ok(_) => host.to_string(),
                 Err(_) => format!("{host}."),
             };
-            Ok(tokio::net::lookup_host((absolute.as_str(), port))
-                .await?
-                .collect())
+            let found = tokio::task::spawn_blocking(move || {
+                let _turn = turn;
+                std::net::ToSocketAddrs::to_socket_addrs(&(absolute.as_str(), port)).map(Iterator::collect)
+            });
+            found.await.map_err(io::Error::other)?
         })
     }
 }

@@ -177,9 +177,9 @@ async fn auto_mode_never_offers_a_rerun_without_the_sandbox() {
     assert!(!output.contains("declined"), "{output}");
 }
 
-/// In `ask` mode a host the network allow-list refused is offered for the rest of the
-/// session, the command running again in the sandbox; once allowed, the next command
-/// reaches it without a question. A host refused for another reason (a listed name
+/// In `ask` mode a host the network allow-list refused a failed command is offered for
+/// every later command, the command running again in the sandbox; once allowed, the next
+/// command reaches it without a question. A host refused for another reason (a listed name
 /// resolving to an address the list does not name) is not offered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_the_allow_list_refused_is_allowed_for_the_session_when_the_user_approves() {
@@ -218,8 +218,8 @@ async fn a_host_the_allow_list_refused_is_allowed_for_the_session_when_the_user_
         .map(Arc::new);
     options.made_sandbox.set(sandbox).unwrap();
     let env = options.build().await.unwrap();
-    let fetch = format!("curl -sS http://more.test:{port}/");
-    let inner = format!("curl -sS http://inner.test:{port}/");
+    let fetch = format!("curl -sSf http://more.test:{port}/");
+    let inner = format!("curl -sSf http://inner.test:{port}/");
     let prompt = ScriptedPrompt::new(vec![
         ApprovalAnswer::Once,
         ApprovalAnswer::Once,
@@ -242,8 +242,8 @@ async fn a_host_the_allow_list_refused_is_allowed_for_the_session_when_the_user_
     assert_eq!(
         asked[1].summary,
         format!(
-            "allow more.test:{port} for the rest of this session (the network allow-list refused it) \
-             and run `{fetch}` again in the sandbox"
+            "allow more.test:{port} (the network allow-list refused it) for every later command \
+             until agent-host exits, and run `{fetch}` again in the sandbox"
         )
     );
     assert_eq!(asked[1].always, None);

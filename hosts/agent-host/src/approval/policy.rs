@@ -374,24 +374,20 @@ impl ApprovalPolicy {
         })
     }
 
-    /// Whether the hosts the network allow-list refused a command may be reached for the rest
-    /// of the session, the command running again in its sandbox: asked as
-    /// [`ApprovalPolicy::rerun_unsandboxed`] is, every time, without "always". `hosts` are
-    /// the entries that would allow them (`pypi.org:443`).
-    pub async fn allow_hosts(
-        &self,
-        request: &ApprovalRequest,
-        command: &str,
-        hosts: &str,
-    ) -> Option<Approval> {
+    /// Whether a host the network allow-list refused a command may be reached by every later
+    /// command of this process, the command running again in its sandbox: asked as
+    /// [`ApprovalPolicy::rerun_unsandboxed`] is, every time, without "always"; one host a
+    /// question, named first, so that it is read whole. `host` is the entry that would allow
+    /// it (`pypi.org:443`).
+    pub async fn allow_host(&self, request: &ApprovalRequest, command: &str, host: &str) -> Option<Approval> {
         if !self.offers_unsandboxed_reruns() {
             return None;
         }
         let prompt = self.prompt.as_ref()?;
         let question = ApprovalQuestion {
             summary: format!(
-                "allow {hosts} for the rest of this session (the network allow-list refused it) and run \
-                 `{command}` again in the sandbox"
+                "allow {host} (the network allow-list refused it) for every later command until \
+                 agent-host exits, and run `{command}` again in the sandbox"
             ),
             ..question(request, None, None)
         };

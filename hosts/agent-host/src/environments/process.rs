@@ -36,6 +36,8 @@ pub struct ProcessHandle {
     refusal: Arc<OnceLock<String>>,
     /// Set before the result is sent: what the network allow-list's proxy refused.
     network_refusals: Arc<OnceLock<Vec<Refusal>>>,
+    /// Set before the result is sent: whether the command failed (or timed out).
+    command_failed: Arc<OnceLock<bool>>,
     /// How to run the same command without the sandbox (sandboxed shell commands only).
     rerun: Option<UnsandboxedRerun>,
     /// Appended to the result's stderr: what happened to the command on its way.
@@ -43,6 +45,8 @@ pub struct ProcessHandle {
     /// With a network allow-list, the connections the command's proxy made or refused, as
     /// they end; all are in before the result.
     connections: Option<mpsc::UnboundedReceiver<ConnectionRecord>>,
+    /// Connections of a run this one replaced, not yet taken.
+    carried: Vec<ConnectionRecord>,
 }
 
 impl ProcessHandle {
@@ -60,9 +64,11 @@ impl ProcessHandle {
             kill,
             refusal: Arc::default(),
             network_refusals: Arc::default(),
+            command_failed: Arc::default(),
             rerun: None,
             note: None,
             connections: None,
+            carried: Vec::new(),
         }
     }
 
@@ -96,6 +102,9 @@ impl ProcessHandle {
     /// The next output chunk or ended connection, whichever comes first; `Output(None)`
     /// once both streams are closed.
     pub async fn next_output_or_connection(&mut self) -> OutputOrConnection {
+        if !self.carried.is_empty() {
+            return OutputOrConnection::Connection(self.carried.remove(0));
+        }
         let connections = async {
             match &mut self.connections {
                 Some(connections) => connections.recv().await,
@@ -108,9 +117,17 @@ impl ProcessHandle {
         }
     }
 
+    /// Takes over the connections `earlier` (a run this one replaces) reported and nobody
+    /// has taken yet: they come first from this handle.
+    pub fn carry_connections_of(&mut self, earlier: &mut ProcessHandle) {
+        let mut carried = earlier.connections_so_far();
+        carried.append(&mut self.carried);
+        self.carried = carried;
+    }
+
     /// The connections reported so far and not yet taken.
     pub fn connections_so_far(&mut self) -> Vec<ConnectionRecord> {
-        let mut taken = Vec::new();
+        let mut taken = std::mem::take(&mut self.carried);
         if let Some(connections) = &mut self.connections {
             while let Ok(record) = connections.try_recv() {
                 taken.push(record);
@@ -135,6 +152,11 @@ impl ProcessHandle {
     /// something, when it failed in the sandbox that way; `None` otherwise.
     pub fn sandbox_refusal(&self) -> Option<&str> {
         self.refusal.get().map(String::as_str)
+    }
+
+    /// Once the command has ended: whether it failed (a non-zero exit or its timeout).
+    pub fn failed(&self) -> bool {
+        self.command_failed.get().copied().unwrap_or(false)
     }
 
     /// Once the command has ended: the requests the network allow-list's proxy refused.
@@ -361,6 +383,7 @@ struct Reporting {
     kill: Arc<Notify>,
     refusal: Arc<OnceLock<String>>,
     network_refusals: Arc<OnceLock<Vec<Refusal>>>,
+    command_failed: Arc<OnceLock<bool>>,
     pid: Arc<AtomicU32>,
 }
 
@@ -412,6 +435,7 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
         kill: Arc::new(Notify::new()),
         refusal: Arc::new(OnceLock::new()),
         network_refusals: Arc::new(OnceLock::new()),
+        command_failed: Arc::new(OnceLock::new()),
         pid: Arc::new(AtomicU32::new(0)),
     };
     let handle = ProcessHandle {
@@ -421,9 +445,11 @@ fn start(program: &OsStr, args: Vec<OsString>, run_in: RunIn<'_>) -> Result<Proc
         kill: reporting.kill.clone(),
         refusal: reporting.refusal.clone(),
         network_refusals: reporting.network_refusals.clone(),
+        command_failed: reporting.command_failed.clone(),
         rerun: None,
         note: None,
         connections: connections_rx,
+        carried: Vec::new(),
     };
     match running_slots().clone().try_acquire_owned() {
         Ok(place) => {
@@ -484,6 +510,7 @@ async fn supervise(
         kill,
         refusal: refused,
         network_refusals: network_refused,
+        command_failed,
         pid: shared_pid,
     } = reporting;
     let Pending {
@@ -537,6 +564,12 @@ async fn supervise(
     // A credential a command printed anyway (read from a file) is not handed on.
     let mut stderr = crate::secrets::redact_known(&String::from_utf8_lossy(&err));
     let failed = timed_out || exit_code != 0;
+    // Judged on the command's own output: the network note below quotes the proxy, whose
+    // words ("could not resolve") must not read as the sandbox refusing something.
+    let refusal = sandbox
+        .as_ref()
+        .filter(|_| failed)
+        .and_then(|s| s.refusal_line(&stderr));
     if let Some(sandbox) = &sandbox
         && !network_refusals.is_empty()
     {
@@ -544,9 +577,8 @@ async fn supervise(
         append_line(&mut stderr, &sandbox.explain_network_refusals(&network_refusals));
     }
     let _ = network_refused.set(network_refusals);
-    if let Some(sandbox) = sandbox.filter(|_| failed)
-        && let Some(line) = sandbox.refusal_line(&stderr)
-    {
+    let _ = command_failed.set(failed);
+    if let (Some(sandbox), Some(line)) = (&sandbox, refusal) {
         append_line(&mut stderr, &sandbox.explain_denial());
         let _ = refused.set(line);
     }

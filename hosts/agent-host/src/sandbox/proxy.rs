@@ -182,11 +182,19 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    /// The entry that would allow it, when the only reason was that no entry did (not,
-    /// say, a private address a listed name resolved to, which the user should look at
-    /// before listing).
+    /// The entry that would allow it, to offer the user: only when the one reason was that
+    /// no entry did, for a name short enough to be read whole in a question, or a public
+    /// address. Not a private address a listed name resolved to, nor a loopback, private or
+    /// metadata address asked for directly (this machine's services, the cloud's
+    /// credentials): those the user adds deliberately, by flag or configuration.
     pub fn entry_to_allow(&self) -> Option<egress_proxy::Entry> {
-        if !self.reason.starts_with("not in network_allow") {
+        const LONGEST_OFFERED: usize = 64;
+        if !self.reason.starts_with("not in network_allow") || self.host.len() > LONGEST_OFFERED {
+            return None;
+        }
+        if let Ok(address) = self.host.parse::<std::net::IpAddr>()
+            && egress_proxy::special_kind(address).is_some()
+        {
             return None;
         }
         let host = match self.host.contains(':') {
@@ -234,5 +242,43 @@ impl crate::sandbox::Sandbox {
                 "a command got a proxy socket without a network allow-list",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn refusal(host: &str, reason: &str) -> Refusal {
+        Refusal {
+            host: host.to_string(),
+            port: 443,
+            reason: reason.to_string(),
+        }
+    }
+
+    #[test]
+    fn only_an_unlisted_short_name_or_public_address_is_offered() {
+        let unlisted = "not in network_allow (allow it with ...)";
+        let offered =
+            |host: &str, reason: &str| refusal(host, reason).entry_to_allow().map(|e| e.to_string());
+        assert_eq!(offered("pypi.org", unlisted).as_deref(), Some("pypi.org:443"));
+        assert_eq!(
+            offered("2606:4700::1111", unlisted).as_deref(),
+            Some("[2606:4700::1111]:443")
+        );
+        for host in ["169.254.169.254", "127.0.0.1", "10.1.2.3", "::1", "fd00::1"] {
+            assert_eq!(offered(host, unlisted), None, "{host}");
+        }
+        let long = format!("pypi.org-mirror-{}.evil.example", "a".repeat(60));
+        assert_eq!(offered(&long, unlisted), None);
+        assert_eq!(
+            offered(
+                "ok.test",
+                "it resolves to 127.0.0.4, a loopback address, which network_allow does not list"
+            ),
+            None
+        );
     }
 }

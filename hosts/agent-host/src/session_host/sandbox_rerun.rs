@@ -103,7 +103,9 @@ pub async fn offer(
         .iter()
         .filter_map(Refusal::entry_to_allow)
         .collect();
-    if !hosts.is_empty() {
+    // Offered only for a command that failed: one that went on without the host need not
+    // run again (and repeat what it did).
+    if !hosts.is_empty() && process.failed() {
         return offer_hosts(approvals, control, call, process, rerun, &hosts).await;
     }
     let refusal_line = process.sandbox_refusal()?.to_string();
@@ -117,6 +119,7 @@ pub async fn offer(
     match decision {
         Approval::Allow if !interrupted() => match rerun.start() {
             Ok(mut again) => {
+                again.carry_connections_of(process);
                 again.add_note(&format!(
                     "[agent-host: this is the result of running the command again without the \
                      sandbox, with all the user's rights, which the user approved after the \
@@ -148,10 +151,10 @@ pub async fn offer(
     }
 }
 
-/// Asks whether `hosts`, which the network allow-list refused `process`, may be reached for
-/// the rest of the session; on approval they join the sandbox's list and the command runs
-/// again in it, in `process`'s place. Returns the marker to stream before the new run's
-/// output, `None` when nothing was started.
+/// Asks, host by host, whether `hosts`, which the network allow-list refused `process`, may
+/// be reached by every later command of this process; those approved join the sandbox's list
+/// and, if any was, the command runs again in it, in `process`'s place. Returns the marker to
+/// stream before the new run's output, `None` when nothing was started.
 async fn offer_hosts(
     approvals: &ApprovalPolicy,
     control: Option<&Arc<SessionControl>>,
@@ -160,44 +163,44 @@ async fn offer_hosts(
     rerun: UnsandboxedRerun,
     hosts: &[egress_proxy::Entry],
 ) -> Option<OutputChunk> {
-    let named: Vec<String> = hosts.iter().map(ToString::to_string).collect();
-    let named = named.join(", ");
-    let decision = until_interrupted(control, approvals.allow_hosts(call, rerun.command(), &named)).await??;
-    tracing::info!(call = %call.call_id, hosts = %named, ?decision, "hosts allowed for the session");
-    let interrupted = control.is_some_and(|c| c.interruption().is_some());
-    match decision {
-        Approval::Allow if !interrupted => {
-            rerun.sandbox_itself().allow_hosts(hosts);
-            match rerun.start_sandboxed() {
-                Ok(mut again) => {
-                    again.add_note(&format!(
-                        "[agent-host: this is the result of running the command again after the \
-                         user allowed {named} for the rest of this session; whatever the first \
-                         run changed is still there]"
-                    ));
-                    *process = again;
-                    Some(OutputChunk {
-                        stream: OutputStream::Stderr,
-                        data: format!(
-                            "\n[agent-host: the user allowed {named} for this session; running the \
-                             command again]\n"
-                        )
-                        .into_bytes(),
-                    })
-                }
-                Err(error) => {
-                    process.add_note(&format!(
-                        "[agent-host: the user allowed {named}, but the command could not start \
-                         again: {error}]"
-                    ));
-                    None
-                }
-            }
-        }
-        Approval::Allow => None,
-        Approval::Deny(reason) => {
-            process.add_note(&format!(
+    let mut allowed = Vec::new();
+    for host in hosts {
+        let named = host.to_string();
+        let decision =
+            until_interrupted(control, approvals.allow_host(call, rerun.command(), &named)).await??;
+        tracing::info!(call = %call.call_id, host = %named, ?decision, "a host allowed for later commands");
+        match decision {
+            Approval::Allow => allowed.push(host.clone()),
+            Approval::Deny(reason) => process.add_note(&format!(
                 "[agent-host: the user was asked whether to allow {named} and declined: {reason}]"
+            )),
+        }
+    }
+    let interrupted = control.is_some_and(|c| c.interruption().is_some());
+    if allowed.is_empty() || interrupted {
+        return None;
+    }
+    rerun.sandbox_itself().allow_hosts(&allowed);
+    let named: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+    let named = named.join(", ");
+    match rerun.start_sandboxed() {
+        Ok(mut again) => {
+            again.add_note(&format!(
+                "[agent-host: this is the result of running the command again after the user \
+                 allowed {named} for every later command; whatever the first run changed is \
+                 still there]"
+            ));
+            again.carry_connections_of(process);
+            *process = again;
+            Some(OutputChunk {
+                stream: OutputStream::Stderr,
+                data: format!("\n[agent-host: the user allowed {named}; running the command again]\n")
+                    .into_bytes(),
+            })
+        }
+        Err(error) => {
+            process.add_note(&format!(
+                "[agent-host: the user allowed {named}, but the command could not start again: {error}]"
             ));
             None
         }
