@@ -173,50 +173,46 @@ async fn continue_and_resume_keep_the_session_going_from_a_script() {
     assert_eq!(server.requests().len(), 3);
 }
 
+/// `run` in `work`, allowing `ok.test:PORT` (and its address), whose model makes one shell
+/// call fetching `ok.test` and the unlisted `nope.test` from 127.0.0.1:`port`.
+async fn fetch_with_allow_list(work: &Path, port: u16, json: bool) -> std::process::Output {
+    use scripted_llm::anthropic::tool_use;
+    let command = format!("curl -sS http://ok.test:{port}/; curl -sS http://nope.test:{port}/ >/dev/null");
+    let server = common::scripted_server(vec![
+        message(&[tool_use(
+            "toolu_1",
+            "shell",
+            serde_json::json!({ "command": command }),
+        )]),
+        message(&[text("Fetched.")]),
+    ])
+    .await;
+    let (allowed, address) = (format!("ok.test:{port}"), format!("127.0.0.1:{port}"));
+    let mut args = vec![
+        "fetch it",
+        "--network-allow",
+        &allowed,
+        "--network-allow",
+        &address,
+    ];
+    if json {
+        args.push("--json");
+    }
+    run_in(work, &server, &args)
+        .env("AGENT_HOST_TEST_RESOLVE", "ok.test=127.0.0.1,nope.test=127.0.0.1")
+        .output()
+        .await
+        .unwrap()
+}
+
 /// With a network allow-list each connection a command makes through agent-host's proxy
 /// is an event of the call that ran it, in `--json` and as a line in the plain view.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sandboxed_command_s_connections_are_events_of_its_call() {
-    use scripted_llm::anthropic::tool_use;
     let hello = agent_test_support::http::HelloServer::start().unwrap();
     let port = hello.port;
-    let command = format!("curl -sS http://ok.test:{port}/; curl -sS http://nope.test:{port}/ >/dev/null");
-    let script = || {
-        vec![
-            message(&[tool_use(
-                "toolu_1",
-                "shell",
-                serde_json::json!({ "command": command }),
-            )]),
-            message(&[text("Fetched.")]),
-        ]
-    };
-    let allowed = format!("ok.test:{port}");
-    let flags = |json: bool| {
-        let mut flags = vec![
-            "fetch it".to_string(),
-            "--network-allow".to_string(),
-            allowed.clone(),
-            "--network-allow".to_string(),
-            format!("127.0.0.1:{port}"),
-        ];
-        if json {
-            flags.push("--json".to_string());
-        }
-        flags
-    };
-    let server = common::scripted_server(script()).await;
     let work = tempfile::tempdir().unwrap();
-    let args = flags(true);
-    let output = run_in(
-        work.path(),
-        &server,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    )
-    .env("AGENT_HOST_TEST_RESOLVE", "ok.test=127.0.0.1,nope.test=127.0.0.1")
-    .output()
-    .await
-    .unwrap();
+    let output = fetch_with_allow_list(work.path(), port, true).await;
     assert!(output.status.success(), "{}", stderr(&output));
     let events: Vec<Value> = stdout(&output)
         .lines()
@@ -260,17 +256,7 @@ async fn a_sandboxed_command_s_connections_are_events_of_its_call() {
     );
 
     // The plain view shows one line for each.
-    let server = common::scripted_server(script()).await;
-    let args = flags(false);
-    let output = run_in(
-        work.path(),
-        &server,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    )
-    .env("AGENT_HOST_TEST_RESOLVE", "ok.test=127.0.0.1,nope.test=127.0.0.1")
-    .output()
-    .await
-    .unwrap();
+    let output = fetch_with_allow_list(work.path(), port, false).await;
     let shown = stdout(&output);
     assert!(
         shown.contains(&format!("[net ok.test:{port} allowed, ")),

@@ -303,14 +303,11 @@ impl Baseline {
             sandbox: user
                 .and_then(|u| u.sandbox.as_ref())
                 .map_or(SandboxMode::default(), |m| m.value),
-            sandbox_network: user
-                .and_then(|u| u.sandbox_network.as_ref())
-                .map(|n| n.value)
-                .unwrap_or_else(|| match user.and_then(|u| u.network_allow.as_ref()) {
-                    // A list alone turns the allow-list on (see `merge`).
-                    Some(list) if !list.value.is_empty() => NetworkAccess::AllowList,
-                    _ => NetworkAccess::Off,
-                }),
+            sandbox_network: NetworkAccess::given_or_implied(
+                user.and_then(|u| u.sandbox_network.as_ref()).map(|n| n.value),
+                user.and_then(|u| u.network_allow.as_ref())
+                    .is_some_and(|l| !l.value.is_empty()),
+            ),
             network_allow: user
                 .and_then(|u| u.network_allow.as_ref())
                 .map(|l| l.value.clone())

@@ -207,11 +207,7 @@ impl EnvOptions {
     /// What the flags ask of the network: --sandbox-network's value, else allow-list when
     /// --network-allow names a host, else off.
     pub fn network_access(&self) -> NetworkAccess {
-        match (self.sandbox_network, self.network_allow.is_empty()) {
-            (Some(access), _) => access,
-            (None, false) => NetworkAccess::AllowList,
-            (None, true) => NetworkAccess::Off,
-        }
+        NetworkAccess::given_or_implied(self.sandbox_network, !self.network_allow.is_empty())
     }
 
     /// The sandbox of local commands in `roots` (the workspace first), made once for

@@ -37,6 +37,18 @@ impl NetworkAccess {
     }
 }
 
+impl NetworkAccess {
+    /// The setting in effect: the one given, else the allow-list when hosts are listed (a
+    /// list alone asks for it), else off.
+    pub fn given_or_implied(given: Option<Self>, hosts_listed: bool) -> Self {
+        match (given, hosts_listed) {
+            (Some(access), _) => access,
+            (None, true) => Self::AllowList,
+            (None, false) => Self::Off,
+        }
+    }
+}
+
 impl std::fmt::Display for NetworkAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
