@@ -21,11 +21,13 @@ help:
 component:
 	scripts/build-component.sh
 
-## The tool plugins (Rust, Python, JavaScript) as components in target/plugins/.
+## The tool plugins (Rust, Python, JavaScript) as components in target/plugins/, and the
+## plain-export example components (exported WIT functions as tools) in target/components/.
 plugins:
 	scripts/build-rust-plugins.sh
 	scripts/build-py-plugin.sh
 	scripts/build-js-plugin.sh
+	scripts/build-plain-components.sh
 
 ## The same component for browsers (jco, JSPI) in hosts/web/gen/, and the page in target/web/.
 web: component
@@ -88,10 +90,13 @@ test-rust: component plugins
 	cargo test --locked --workspace
 
 ## The plugins' own tests: the Rust query parser natively, the Python outline in CPython, the
-## JavaScript outline and both language components under Node (jco).
+## JavaScript outline and both language components under Node (jco); the plain components'
+## logic natively (Rust) and in CPython (csv-stats).
 test-plugins: plugins
 	cargo test --locked --manifest-path tool-plugins/Cargo.toml -p data-query --lib
+	cargo test --locked --manifest-path tool-plugins/Cargo.toml -p text-stats -p plain-fs -p fetcher --lib
 	python3 -m unittest discover -s tool-plugins/python
+	python3 -m unittest discover -s tool-plugins/python-plain
 	cd tool-plugins/js && npm test
 
 ## The browser host: its modules under Node, then the page in Debian's headless Chromium

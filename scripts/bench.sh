@@ -8,6 +8,9 @@ cd "$root"
 scripts/ensure-bench-tools.sh
 scripts/build-component.sh
 scripts/build-bench-probe.sh
+# The components whose calls are measured (target/plugins, target/components).
+scripts/build-rust-plugins.sh
+scripts/build-plain-components.sh
 cargo build --locked --release -p agent-cli -p agent-bench
 exec target/release/agent-bench --component target/agent-core.wasm --agent-host target/release/agent-host \
     --probe target/bench-probe.wasm --out target/bench "$@"

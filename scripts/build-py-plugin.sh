@@ -3,16 +3,14 @@
 # world `agent:core/tool-plugin`: target/plugins/python_outline.wasm, with its manifest
 # target/plugins/python_outline.plugin.toml beside it.
 #
-# Installs componentize-py (pinned) into .toolchain/py-plugin-venv on first use. Skips the
-# build when the component is newer than its sources, the WIT and this script; FORCE=1
-# rebuilds anyway.
+# Installs componentize-py (pinned in plugin-build-lib.sh) into .toolchain/py-plugin-venv on
+# first use. Skips the build when the component is newer than its sources, the WIT and the
+# build scripts; FORCE=1 rebuilds anyway.
 #
 # The component imports WASI 0.2 (the CPython runtime's), which the host provides with nothing
 # granted. componentize-py's --stub-wasi is not used: CPython opens the source file to quote
 # a syntax error's line, and a stubbed open traps where a denied one fails cleanly.
 set -euo pipefail
-
-COMPONENTIZE_PY_VERSION=0.25.1
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 src="$root/tool-plugins/python"
@@ -26,21 +24,15 @@ log() { echo "build-py-plugin: $*" >&2; }
 . "$root/scripts/plugin-build-lib.sh"
 copy_manifest "$src/python_outline.plugin.toml"
 
-if ! stale "$src" "$root/wit" "$0" -type f \( -name '*.py' -o -name '*.wit' -o -name '*.sh' \) \
+if ! stale "$src" "$root/wit" "$0" "$root/scripts/plugin-build-lib.sh" \
+  -type f \( -name '*.py' -o -name '*.wit' -o -name '*.sh' \) \
   -not -path '*/__pycache__/*' -not -name 'test_*'; then
   log "up to date"
   report
   exit 0
 fi
 
-componentize_py="$venv/bin/componentize-py"
-installed=$("$componentize_py" --version 2>/dev/null || true)
-if [ "$installed" != "componentize-py $COMPONENTIZE_PY_VERSION" ]; then
-  log "installing componentize-py $COMPONENTIZE_PY_VERSION into ${venv#"$root"/}"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "componentize-py==$COMPONENTIZE_PY_VERSION"
-fi
+componentize_py=$(ensure_componentize_py)
 
 log "componentizing tool-plugins/python (componentize-py $COMPONENTIZE_PY_VERSION)"
 start=$SECONDS

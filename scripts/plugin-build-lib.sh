@@ -1,5 +1,8 @@
-# Shared by build-py-plugin.sh and build-js-plugin.sh (sourced, not run). Expects `log`,
-# `out` (the component to build) and `manifest` (its manifest's place beside it).
+# Shared by build-py-plugin.sh, build-js-plugin.sh and build-plain-components.sh (sourced, not
+# run). Expects `log`, `out` (the component to build) and, for copy_manifest, `manifest` (its
+# manifest's place beside it).
+
+COMPONENTIZE_PY_VERSION=0.25.1
 
 # Copies the plugin's manifest beside the component when it changed.
 copy_manifest() {
@@ -32,4 +35,17 @@ publish_component() {
     exit 1
   fi
   mv "$1" "$out"
+}
+
+# Installs the pinned componentize-py into `$venv` unless it is there already; prints its path.
+ensure_componentize_py() {
+  local installed
+  installed=$("$venv/bin/componentize-py" --version 2>/dev/null || true)
+  if [ "$installed" != "componentize-py $COMPONENTIZE_PY_VERSION" ]; then
+    log "installing componentize-py $COMPONENTIZE_PY_VERSION into ${venv#"$root"/}"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      "componentize-py==$COMPONENTIZE_PY_VERSION" >&2
+  fi
+  echo "$venv/bin/componentize-py"
 }

@@ -4,6 +4,7 @@
 
 mod acp;
 mod compaction;
+mod components;
 mod concurrency;
 mod context;
 mod llm_server;
@@ -79,6 +80,7 @@ enum Bench {
     Markdown,
     Acp,
     Network,
+    Components,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -97,7 +99,7 @@ fn main() -> anyhow::Result<()> {
     };
     let chosen = |b| cli.only.is_empty() || cli.only.contains(&b);
     let mut rows: Vec<Row> = Vec::new();
-    let suites: [(Bench, &str, Suite); 12] = [
+    let suites: [(Bench, &str, Suite); 13] = [
         (Bench::Loop, "loop overhead", loop_overhead::run),
         (Bench::Startup, "start-up", startup::run),
         (Bench::Concurrency, "concurrency", concurrency::run),
@@ -114,6 +116,11 @@ fn main() -> anyhow::Result<()> {
         (Bench::Markdown, "rendering markdown", markdown::run),
         (Bench::Acp, "editors over ACP", acp::run),
         (Bench::Network, "network allow-list", network_allow::run),
+        (
+            Bench::Components,
+            "WebAssembly components as tools",
+            components::run,
+        ),
     ];
     for (bench, name, run) in suites {
         if !chosen(bench) {

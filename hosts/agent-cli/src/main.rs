@@ -7,6 +7,7 @@ use agent_host::config::{
 };
 use agent_host::embed::{Host, HostTool, ToolSource};
 use agent_host::environments::EnvOptions;
+use agent_host::host_tools::component::FolderRules;
 use agent_host::{Endpoints, Environment};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ mod error_hints;
 mod event_view;
 mod mcp_cmd;
 mod output_schema;
+mod plugin_serve;
 mod plugin_view;
 mod profile_view;
 mod renamed_flags;
@@ -177,15 +179,24 @@ enum Command {
 
 #[derive(Subcommand)]
 enum PluginCommand {
-    /// Show a plugin's name, the capabilities it asks for, and its tools with their schemas.
-    /// Runs the plugin (sandboxed, nothing granted) only to ask for its definitions.
+    /// Show a plugin's name, what it asks for or is granted, and its tools with their schemas.
+    /// A tool-plugin runs (sandboxed, nothing granted) only to give its definitions; a
+    /// component with plain exports does not run: its tools come from its exports' types
+    /// and its WIT, and its effective policy is shown.
     Inspect {
         /// The plugin's .wasm file.
         file: PathBuf,
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
+        /// The configuration file whose `[plugins.policy]` applies, instead of the usual ones.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
+    /// Serve the tools of the components (--plugin, --plugins-dir, [plugins]) over MCP, on
+    /// stdio or, with --http, streamable HTTP on a loopback address: each call runs as in a
+    /// session, under the component's policy or grants, without approvals.
+    Serve(Box<plugin_serve::ServeArgs>),
 }
 
 fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
@@ -241,10 +252,16 @@ async fn async_main() -> ExitCode {
         command,
     };
     if let Command::Plugin {
-        command: PluginCommand::Inspect { file, json },
+        command: PluginCommand::Inspect { file, json, config },
     } = &cli.command
     {
-        return plugin_view::inspect(file, *json).await;
+        return plugin_view::inspect(file, config.as_deref(), *json).await;
+    }
+    if let Command::Plugin {
+        command: PluginCommand::Serve(args),
+    } = cli.command
+    {
+        return plugin_serve::serve(*args).await;
     }
     if let Command::Config { command } = cli.command {
         return config_cmd::run(command);
@@ -315,7 +332,7 @@ async fn build_host(
 
 /// The folders `--deny-dir` keeps from the session on this machine (none for a remote
 /// workspace: its folders are there), which no custom command or skill is read from.
-fn denied_dirs(env: &EnvOptions) -> Vec<PathBuf> {
+pub(crate) fn denied_dirs(env: &EnvOptions) -> Vec<PathBuf> {
     if !matches!(env.env.as_deref(), None | Some("local")) {
         return Vec::new();
     }
@@ -424,8 +441,9 @@ async fn host_tools(
     let mut tools = settings.command_tools(env_options)?;
     let sources = plugin_options.sources(PluginSources::from_config(&settings.plugins)?)?;
     let cache = default_cache_dir();
+    let folders = FolderRules::for_environment(env_options, local_workspace.clone());
     let (_plugins, plugin_tools) =
-        load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env).await?;
+        load_plugins(&sources, plugin_options.limits(), cache.as_deref(), env, &folders).await?;
     tools.extend(plugin_tools);
     // Servers a client added (`agent-host acp`) beside the configured ones, which keep their names.
     let mut specs = settings.mcp_servers.clone();

@@ -78,6 +78,7 @@ pub(crate) async fn handle(shared: &Shared, mut client: TcpStream, progress: &Pr
         resolver: shared.resolver.as_ref(),
         resolve_timeout: limits.resolve_timeout,
         connect_timeout: limits.connect_timeout,
+        list_name: "network_allow",
     };
     let mut server = match upstream.open(target, progress).await {
         Ok(server) => server,

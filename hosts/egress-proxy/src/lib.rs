@@ -23,6 +23,7 @@ mod reply;
 mod resolve;
 mod target;
 mod upstream;
+mod vetted;
 
 pub use address::{AddressKind, special_kind};
 pub use allow_list::AllowList;
@@ -32,3 +33,4 @@ pub use proxy::{Proxy, ServeHandle};
 pub use record::{ConnectionRecord, Method, Verdict};
 pub use reply::REFUSAL_PREFIX;
 pub use resolve::{Resolve, StaticResolver, SystemResolver};
+pub use vetted::{VettedError, connect_vetted};

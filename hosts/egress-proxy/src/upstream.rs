@@ -21,6 +21,8 @@ pub(crate) struct Upstream<'a> {
     pub resolver: &'a dyn Resolve,
     pub resolve_timeout: Duration,
     pub connect_timeout: Duration,
+    /// What the list is called in refusals (`network_allow`).
+    pub list_name: &'a str,
 }
 
 impl Upstream<'_> {
@@ -43,7 +45,7 @@ impl Upstream<'_> {
             .collect();
         let Some(&first) = vetted.first() else {
             return Err(match resolved.first() {
-                Some(addr) => refused_address(&host, port, *addr),
+                Some(addr) => refused_address(&host, port, *addr, self.list_name),
                 None => Reply::unresolved(&host, "it has no addresses"),
             });
         };
@@ -81,11 +83,11 @@ impl Upstream<'_> {
     }
 }
 
-fn refused_address(host: &str, port: u16, addr: SocketAddr) -> Reply {
+fn refused_address(host: &str, port: u16, addr: SocketAddr, list_name: &str) -> Reply {
     let ip = addr.ip();
     let kind =
         special_kind(ip.to_canonical()).map_or_else(|| "a non-public".to_owned(), |k| k.with_article());
-    let detail = format!("it resolves to {ip}, {kind} address, which network_allow does not list");
+    let detail = format!("it resolves to {ip}, {kind} address, which {list_name} does not list");
     Reply::refused(403, host, port, &detail)
 }
 
@@ -107,6 +109,7 @@ mod tests {
             resolver: &resolver,
             resolve_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
+            list_name: "network_allow",
         };
         let target = Target {
             host: HostName::parse(host).unwrap(),

@@ -33,6 +33,17 @@ pub fn plugin(name: &str) -> PathBuf {
     path
 }
 
+/// A component with plain exports built by `make plugins` (`target/components/NAME.wasm`).
+pub fn plain_component(name: &str) -> PathBuf {
+    let path = workspace_root().join(format!("target/components/{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "the component {} is missing: run `make plugins` (make test does it)",
+        path.display()
+    );
+    path
+}
+
 /// The Python of the venv with the MCP SDK (`scripts/ensure-mcp-test-servers.sh`).
 pub fn mcp_python() -> PathBuf {
     let path = workspace_root().join(".toolchain/mcp-py-venv/bin/python");

@@ -6,6 +6,7 @@ use crate::config::source::line_of;
 use crate::environments::options::EnvOptions;
 use crate::hooks::HooksConfig;
 use crate::host_tools::command::{CommandTool, CommandToolContext, CommandToolSpec, load_command_tools};
+use crate::host_tools::component::PolicyFile;
 use crate::host_tools::mcp::McpServerSpec;
 use crate::host_tools::plugin::Capability;
 use crate::host_tools::registry::HostTool;
@@ -49,6 +50,16 @@ pub struct PluginsConfig {
     /// Capabilities granted per plugin name: "read", "write", "run".
     #[serde(default)]
     pub grants: BTreeMap<String, Vec<String>>,
+    /// What each component with plain exports may reach, by name (deny by default).
+    #[serde(default)]
+    pub policy: BTreeMap<String, PolicyFile>,
+    /// The file this section was read from.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
+    /// Whether that is the user's own configuration file (whose policies may grant
+    /// folders outside the workspace).
+    #[serde(skip)]
+    pub from_user_file: bool,
 }
 
 impl AgentConfig {
@@ -83,6 +94,7 @@ impl AgentConfig {
         let mut plugins = plugins;
         plugins.dir = plugins.dir.map(|dir| base.join(dir));
         plugins.paths = plugins.paths.into_iter().map(|p| base.join(p)).collect();
+        plugins.file = Some(path.to_path_buf());
         Ok(Self {
             tools: tools.into_iter().map(toml::Spanned::into_inner).collect(),
             plugins,

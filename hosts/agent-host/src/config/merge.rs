@@ -392,6 +392,7 @@ fn file_tool_config(user: Option<&FileLayer>, project: Option<&FileLayer>) -> Ag
         && let Some(user) = user.filter(|u| u.plugins_at.is_some())
     {
         config.plugins = user.agent.plugins.clone();
+        config.plugins.from_user_file = true;
     }
     // The user's servers, and the project's: a project's entry replaces the user's of the
     // same name.

@@ -64,7 +64,7 @@ pub use defaults::{default_model, locate_component, session_config};
 pub use flags::{Overrides, SettingsFlags};
 pub use locations::{CONFIG_DIR_VAR, FileLocations, user_config_file};
 pub use merge::{EndpointSources, LimitSettings, Settings, host_tool_config};
-pub use plugins::{PluginOptions, PluginSources, load_plugins, wasm_files};
+pub use plugins::{PluginOptions, PluginSources, load_plugins, policy_for, wasm_files};
 pub use run::RunTarget;
 pub use source::{LayerKind, Source, Sourced};
 pub use trust::{TrustStore, UntrustedProject};

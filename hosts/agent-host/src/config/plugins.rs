@@ -4,9 +4,11 @@
 use crate::config::agent_file::{AgentConfig, PluginsConfig};
 use crate::config::merge::host_tool_config;
 use crate::environments::environment::Environment;
+use crate::host_tools::component::{ComponentPolicy, FolderRules, PolicyFile, PolicySource};
 use crate::host_tools::plugin::manifest::parse_capabilities;
-use crate::host_tools::plugin::{Capability, Grants, Plugin, PluginHost, PluginLimits};
+use crate::host_tools::plugin::{Capability, Grants, Loaded, PluginHost, PluginLimits};
 use crate::host_tools::registry::HostTool;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +45,8 @@ pub struct PluginOptions {
 pub struct PluginSources {
     pub files: Vec<PathBuf>,
     pub grants: Grants,
+    /// Policies of components with plain exports, by name, and where each was written.
+    pub policies: BTreeMap<String, (PolicyFile, PolicySource)>,
 }
 
 impl PluginSources {
@@ -61,7 +65,27 @@ impl PluginSources {
                 .collect::<Result<_, _>>()?;
             grants.insert(name.clone(), parsed);
         }
-        Ok(Self { files, grants })
+        let file = config
+            .file
+            .as_deref()
+            .map(|f| f.display().to_string())
+            .unwrap_or_default();
+        let policies = config
+            .policy
+            .iter()
+            .map(|(name, policy)| {
+                let source = match config.from_user_file {
+                    true => PolicySource::UserConfig(file.clone()),
+                    false => PolicySource::ProjectConfig(file.clone()),
+                };
+                (name.clone(), (policy.clone(), source))
+            })
+            .collect();
+        Ok(Self {
+            files,
+            grants,
+            policies,
+        })
     }
 }
 
@@ -116,55 +140,109 @@ pub fn wasm_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// Loads every plugin of `sources` over `env` and returns their tools. A grant naming no
-/// loaded plugin is an error (most likely a typo that would silently grant nothing).
+/// Loads every plugin of `sources` over `env` and returns their tools: `tool-plugin`
+/// components with their grants, components with plain exports under their policies. A
+/// grant or policy naming no loaded component is an error (most likely a typo that would
+/// silently grant nothing).
 pub async fn load_plugins(
     sources: &PluginSources,
     limits: PluginLimits,
     cache_dir: Option<&Path>,
     env: Arc<dyn Environment>,
-) -> Result<(Vec<Arc<Plugin>>, Vec<Arc<dyn HostTool>>), String> {
+    folders: &FolderRules,
+) -> Result<(Vec<Loaded>, Vec<Arc<dyn HostTool>>), String> {
     if sources.files.is_empty() {
         if let Some(name) = sources.grants.keys().next() {
             return Err(format!(
                 "a grant names the plugin {name}, but no plugin is loaded"
             ));
         }
+        if let Some(name) = sources.policies.keys().next() {
+            return Err(format!(
+                "[plugins.policy.{name}] names a component, but none is loaded"
+            ));
+        }
         return Ok((Vec::new(), Vec::new()));
     }
     let host =
         PluginHost::new(cache_dir, limits).map_err(|e| format!("cannot start the plugin engine: {e:#}"))?;
-    let mut plugins = Vec::new();
+    let mut loaded: Vec<Loaded> = Vec::new();
     let mut tools = Vec::new();
     for file in &sources.files {
-        let plugin = host.load(file, &sources.grants, env.clone()).await?;
-        if plugins.iter().any(|p: &Arc<Plugin>| p.name() == plugin.name()) {
+        let policy = |name: &str| policy_for(name, file, sources, limits);
+        let (component, _) = host
+            .load_any(file, &sources.grants, policy, folders, env.clone())
+            .await?;
+        if loaded.iter().any(|l| l.name() == component.name()) {
             return Err(format!(
-                "two plugins are named {}: rename one in its manifest",
-                plugin.name()
+                "two plugins are named {}: rename one (its manifest, or its file)",
+                component.name()
             ));
         }
-        for missing in plugin.requested().difference(plugin.granted()) {
-            tracing::warn!(
-                "plugin {name} asks for `{cap}`, which was not granted: its calls that need it will fail \
-                 (grant it with --grant {name}={cap})",
-                name = plugin.name(),
-                cap = missing.as_str()
-            );
+        match &component {
+            Loaded::Plugin(plugin) => {
+                for missing in plugin.requested().difference(plugin.granted()) {
+                    tracing::warn!(
+                        "plugin {name} asks for `{cap}`, which was not granted: its calls that need it will fail \
+                         (grant it with --grant {name}={cap})",
+                        name = plugin.name(),
+                        cap = missing.as_str()
+                    );
+                }
+            }
+            Loaded::Plain(plain) => {
+                if let Some(name) = sources.grants.keys().find(|n| n.as_str() == plain.name()) {
+                    return Err(format!(
+                        "a grant names {name}, a component with plain exports: what it may reach is set by a \
+                         policy ([plugins.policy.{name}] in the configuration), not by grants"
+                    ));
+                }
+            }
         }
-        tools.extend(plugin.tools());
-        plugins.push(plugin);
+        tools.extend(component.tools());
+        loaded.push(component);
     }
+    let loaded_names = || loaded.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ");
     if let Some(name) = sources
         .grants
         .keys()
-        .find(|name| !plugins.iter().any(|p| p.name() == name.as_str()))
+        .find(|n| !loaded.iter().any(|l| l.name() == n.as_str()))
     {
-        let loaded: Vec<&str> = plugins.iter().map(|p| p.name()).collect();
         return Err(format!(
             "a grant names the plugin {name}, which is not loaded (loaded: {})",
-            loaded.join(", ")
+            loaded_names()
         ));
     }
-    Ok((plugins, tools))
+    if let Some(name) = sources
+        .policies
+        .keys()
+        .find(|n| !loaded.iter().any(|l| l.name() == n.as_str()))
+    {
+        return Err(format!(
+            "[plugins.policy.{name}] names a component that is not loaded (loaded: {})",
+            loaded_names()
+        ));
+    }
+    Ok((loaded, tools))
+}
+
+/// The policy of the component `name` at `file`: the configuration's, else nothing granted
+/// (a `NAME.policy.toml` beside it only asks, and is named in a warning).
+pub fn policy_for(
+    name: &str,
+    file: &Path,
+    sources: &PluginSources,
+    limits: PluginLimits,
+) -> Result<ComponentPolicy, String> {
+    if let Some((written, source)) = sources.policies.get(name) {
+        return ComponentPolicy::from_file(written, source.clone(), limits);
+    }
+    if let Some(asked) = ComponentPolicy::asked_for(file) {
+        tracing::warn!(
+            "component {name} asks for access in {}, which grants nothing: copy what you agree to into \
+             [plugins.policy.{name}] of your configuration",
+            asked.display()
+        );
+    }
+    Ok(ComponentPolicy::deny_all(limits))
 }

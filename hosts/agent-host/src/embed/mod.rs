@@ -49,6 +49,7 @@ mod journaled;
 pub mod mcp_server;
 mod native_tool;
 mod session;
+pub mod tools_server;
 
 pub use crate::approval::ToolCategory;
 pub use crate::checkpoints::{Changes, Checkpoint, FileDiff, Restored};

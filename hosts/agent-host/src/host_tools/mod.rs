@@ -3,6 +3,7 @@
 //! only their definitions (in the session config) and calls them through `host-tools`.
 
 pub mod command;
+pub mod component;
 pub mod mcp;
 pub mod plugin;
 pub mod registry;

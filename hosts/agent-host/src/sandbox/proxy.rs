@@ -57,7 +57,7 @@ impl NameResolution {
         Ok(Self::fixed(Arc::new(StaticResolver::new(map))))
     }
 
-    fn resolver(&self) -> Arc<dyn Resolve> {
+    pub fn resolver(&self) -> Arc<dyn Resolve> {
         match &self.0 {
             Some(resolver) => resolver.clone(),
             None => Arc::new(SystemResolver),

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use wasmtime::component::ResourceTable;
-use wasmtime::{Engine, Store, UpdateDeadline};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::p2::pipe::{MemoryOutputPipe, SinkOutputStream};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -156,18 +156,7 @@ impl Plugin {
             stderr,
         };
         let mut store = Store::new(&self.parts.engine, state);
-        store.limiter(|state| &mut state.usage);
-        // Every tick of the plugin's own code counts against its CPU limit; yielding each
-        // tick also lets the wall-clock timeout and other tasks run.
-        store.epoch_deadline_callback(|mut context| {
-            context
-                .data_mut()
-                .usage
-                .tick()
-                .map(|()| UpdateDeadline::Yield(1))
-                .map_err(wasmtime::Error::msg)
-        });
-        store.set_epoch_deadline(1);
+        super::limits::limit_store(&mut store, |state| &mut state.usage);
         let started = tokio::time::timeout(
             self.parts.limits.wall,
             self.parts.pre.instantiate_async(&mut store),
@@ -265,35 +254,10 @@ impl Plugin {
     }
 }
 
-/// Why a call trapped, in words: the limit it hit, else the trap, plus the end of what the
-/// plugin wrote to stderr (a Python traceback, a JavaScript exception).
+/// Why a call trapped, in words (see [`super::limits::explain_failure`]).
 fn explain(trap: &wasmtime::Error, store: &Store<PluginState>) -> String {
     let state = store.data();
-    let mut why = match &state.usage.hit {
-        Some(hit) => hit.clone(),
-        None => match trap.downcast_ref::<wasmtime::Trap>() {
-            Some(wasmtime::Trap::UnreachableCodeReached) => {
-                "it crashed (wasm `unreachable`: a panic or abort in the plugin)".to_string()
-            }
-            Some(code) => format!("it crashed ({code})"),
-            None => format!("it failed: {}", trap.root_cause()),
-        },
-    };
-    let stderr = state.stderr.contents();
-    let stderr = String::from_utf8_lossy(&stderr);
-    let tail: String = {
-        let trimmed = stderr.trim_end();
-        let start = trimmed.len().saturating_sub(2000);
-        let start = (start..trimmed.len())
-            .find(|i| trimmed.is_char_boundary(*i))
-            .unwrap_or(0);
-        trimmed[start..].to_string()
-    };
-    if !tail.is_empty() {
-        why.push_str("; its stderr ends with:\n");
-        why.push_str(&tail);
-    }
-    why
+    super::limits::explain_failure(trap, state.usage.hit.as_deref(), &state.stderr.contents())
 }
 
 /// One of a plugin's tools, as the session sees it.

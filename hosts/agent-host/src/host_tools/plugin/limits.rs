@@ -78,7 +78,25 @@ impl Usage {
     }
 }
 
+/// Instances, memories and tables one store may make: language runtimes link a few dozen
+/// core instances over one or two memories; each memory reserves gigabytes of address space.
+const MAX_INSTANCES: usize = 256;
+const MAX_MEMORIES: usize = 16;
+const MAX_TABLES: usize = 64;
+
 impl wasmtime::ResourceLimiter for Usage {
+    fn instances(&self) -> usize {
+        MAX_INSTANCES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
+    }
+
     fn memory_growing(
         &mut self,
         current: usize,
@@ -116,6 +134,47 @@ impl wasmtime::ResourceLimiter for Usage {
         self.tables = total;
         Ok(true)
     }
+}
+
+/// Why a call trapped, in words: the limit it hit (`hit`), else the trap, plus the end of
+/// what the component wrote to stderr (a Python traceback, a JavaScript exception, a panic).
+pub fn explain_failure(trap: &wasmtime::Error, hit: Option<&str>, stderr: &[u8]) -> String {
+    let mut why = match hit {
+        Some(hit) => hit.to_string(),
+        None => match trap.downcast_ref::<wasmtime::Trap>() {
+            Some(wasmtime::Trap::UnreachableCodeReached) => {
+                "it crashed (wasm `unreachable`: a panic or abort in the plugin)".to_string()
+            }
+            Some(code) => format!("it crashed ({code})"),
+            None => format!("it failed: {}", trap.root_cause()),
+        },
+    };
+    let stderr = String::from_utf8_lossy(stderr);
+    let trimmed = stderr.trim_end();
+    let start = trimmed.len().saturating_sub(2000);
+    let start = (start..trimmed.len())
+        .find(|i| trimmed.is_char_boundary(*i))
+        .unwrap_or(0);
+    let tail = &trimmed[start..];
+    if !tail.is_empty() {
+        why.push_str("; its stderr ends with:\n");
+        why.push_str(tail);
+    }
+    why
+}
+
+/// Puts `store` under the limits its `usage` tracks: memory and tables through the limiter,
+/// and every tick of the guest's own code against its CPU limit; yielding each tick also
+/// lets the wall-clock timeout and other tasks run.
+pub fn limit_store<T: 'static>(store: &mut wasmtime::Store<T>, usage: fn(&mut T) -> &mut Usage) {
+    store.limiter(move |state| usage(state));
+    store.epoch_deadline_callback(move |mut context| {
+        usage(context.data_mut())
+            .tick()
+            .map(|()| wasmtime::UpdateDeadline::Yield(1))
+            .map_err(wasmtime::Error::msg)
+    });
+    store.set_epoch_deadline(1);
 }
 
 /// Cuts `text` to `limit` bytes on a character boundary, saying how much was left out.

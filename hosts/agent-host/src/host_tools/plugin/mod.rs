@@ -16,6 +16,8 @@ pub use manifest::{Capability, Manifest};
 use crate::compile_cache::{CacheOutcome, compile_cached};
 use crate::environments::environment::Environment;
 use crate::environments::policy::scoped::Scoped;
+use crate::host_tools::component::{self, ComponentPolicy, ComponentState, FolderRules, PlainComponent};
+use crate::host_tools::registry::HostTool;
 use crate::wit::plugin::ToolPluginPre;
 use granted::Granted;
 use instance::PluginState;
@@ -32,6 +34,8 @@ pub type Grants = BTreeMap<String, BTreeSet<Capability>>;
 pub struct PluginHost {
     engine: Engine,
     linker: Arc<Linker<PluginState>>,
+    /// For components with plain exports: WASI only.
+    plain_linker: Linker<ComponentState>,
     cache_dir: Option<PathBuf>,
     limits: PluginLimits,
 }
@@ -45,9 +49,14 @@ impl PluginHost {
         let mut linker = Linker::<PluginState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         crate::wit::environment::add_to_linker(&mut linker)?;
+        let mut plain_linker = Linker::<ComponentState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut plain_linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut plain_linker)?;
+        component::refuse_links(&mut plain_linker)?;
         Ok(Self {
             engine,
             linker: Arc::new(linker),
+            plain_linker,
             cache_dir: cache_dir.map(Path::to_path_buf),
             limits,
         })
@@ -72,18 +81,73 @@ impl PluginHost {
         grants: &Grants,
         env: Arc<dyn Environment>,
     ) -> Result<(Arc<Plugin>, CacheOutcome), String> {
+        let bytes = read_component(path)?;
+        let (component, outcome) = self.compile(path, &bytes)?;
+        let plugin = self
+            .load_tool_plugin(path, &bytes, &component, grants, env)
+            .await?;
+        Ok((plugin, outcome))
+    }
+
+    /// Loads the component at `path` as whichever kind it is: a `tool-plugin` (with
+    /// `grants`) or a component with plain exports (under `policy`, given its name).
+    pub async fn load_any(
+        &self,
+        path: &Path,
+        grants: &Grants,
+        policy: impl FnOnce(&str) -> Result<ComponentPolicy, String>,
+        folders: &FolderRules,
+        env: Arc<dyn Environment>,
+    ) -> Result<(Loaded, CacheOutcome), String> {
+        let bytes = read_component(path)?;
+        let (component, outcome) = self.compile(path, &bytes)?;
+        if component::shape::is_tool_plugin(&self.engine, &component) {
+            let plugin = self
+                .load_tool_plugin(path, &bytes, &component, grants, env)
+                .await?;
+            return Ok((Loaded::Plugin(plugin), outcome));
+        }
+        let name = plugin_name_from_path(path)?;
+        let policy = policy(&name)?;
+        let plain = component::load(component::LoadParts {
+            engine: &self.engine,
+            linker: &self.plain_linker,
+            name,
+            path,
+            bytes: &bytes,
+            component: &component,
+            policy,
+            folders: folders.clone(),
+        })?;
+        Ok((Loaded::Plain(Arc::new(plain)), outcome))
+    }
+
+    fn compile(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<(wasmtime::component::Component, CacheOutcome), String> {
+        compile_cached(&self.engine, bytes, self.cache_dir.as_deref())
+            .map_err(|e| format!("{} is not a valid WebAssembly component: {e:#}", path.display()))
+    }
+
+    async fn load_tool_plugin(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        component: &wasmtime::component::Component,
+        grants: &Grants,
+        env: Arc<dyn Environment>,
+    ) -> Result<Arc<Plugin>, String> {
         let shown = path.display();
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read the plugin {shown}: {e}"))?;
-        let manifest = Manifest::find(path, &bytes)?;
+        let manifest = Manifest::find(path, bytes)?;
         let name = match &manifest.name {
             Some(name) => name.clone(),
             None => plugin_name_from_path(path)?,
         };
-        let (component, outcome) = compile_cached(&self.engine, &bytes, self.cache_dir.as_deref())
-            .map_err(|e| format!("{shown} is not a valid WebAssembly component: {e:#}"))?;
         let pre = self
             .linker
-            .instantiate_pre(&component)
+            .instantiate_pre(component)
             .map_err(|e| format!("plugin {name} ({shown}) cannot be linked: {e:#}"))?;
         let pre = ToolPluginPre::new(pre)
             .map_err(|e| format!("plugin {name} ({shown}) is not a tool-plugin component: {e:#}"))?;
@@ -106,8 +170,40 @@ impl PluginHost {
             limits: self.limits,
         })
         .await?;
-        Ok((Arc::new(plugin), outcome))
+        Ok(Arc::new(plugin))
     }
+
+    /// The limits given at start, a policy's defaults.
+    pub fn limits(&self) -> PluginLimits {
+        self.limits
+    }
+}
+
+/// A loaded component of either kind.
+#[derive(Clone)]
+pub enum Loaded {
+    Plugin(Arc<Plugin>),
+    Plain(Arc<PlainComponent>),
+}
+
+impl Loaded {
+    pub fn name(&self) -> &str {
+        match self {
+            Loaded::Plugin(plugin) => plugin.name(),
+            Loaded::Plain(plain) => plain.name(),
+        }
+    }
+
+    pub fn tools(&self) -> Vec<Arc<dyn HostTool>> {
+        match self {
+            Loaded::Plugin(plugin) => plugin.tools(),
+            Loaded::Plain(plain) => plain.tools(),
+        }
+    }
+}
+
+fn read_component(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read the plugin {}: {e}", path.display()))
 }
 
 /// A plugin's default name: its file stem, e.g. `json-query` for `json-query.wasm`.
