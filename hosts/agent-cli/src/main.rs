@@ -155,7 +155,7 @@ enum Command {
     /// Trust a workspace's .agent/config.toml as it is now: until then its endpoints, command
     /// tools, plugins, MCP servers and looser approval, variable policy and limits are ignored.
     Trust(trust_cmd::TrustArgs),
-    /// Tool plugins (WebAssembly components of world tool-plugin).
+    /// WebAssembly components as tools: tool-plugins and any component with plain exports.
     Plugin {
         #[command(subcommand)]
         command: PluginCommand,

@@ -41,14 +41,13 @@ async fn describe_plugin(file: &Path, config: Option<&Path>) -> Result<Value, St
     let cache = agent_host::compile_cache::default_cache_dir();
     let host = PluginHost::new(cache.as_deref(), PluginLimits::default())
         .map_err(|e| format!("cannot start the plugin engine: {e:#}"))?;
-    // A plain component's effective policy: the configuration's for it, else the file
-    // beside it. A tool-plugin is granted nothing here.
+    // A plain component's effective policy: the configuration's for it (a file beside it
+    // only asks). A tool-plugin is granted nothing here.
     let settings = agent_host::config::host_tool_config(Some(&here), config)?;
     let sources = PluginSources::from_config(&settings.plugins)?;
-    let folders = FolderRules {
-        workspace: Some(here.clone()),
-        ..FolderRules::default()
-    };
+    // No workspace: nothing is opened or run here, and a component a policy must pin is
+    // shown with its SHA-256 rather than refused.
+    let folders = FolderRules::default();
     let policy = |name: &str| policy_for(name, file, &sources, PluginLimits::default());
     let (loaded, _) = host.load_any(file, &Grants::new(), policy, &folders, env).await?;
     let plugin = match loaded {

@@ -194,7 +194,10 @@ async fn a_hostile_component_gets_error_results_and_the_session_goes_on() {
         "[plugins.policy.hostile-plain]\nfiles.read = [\"notes\"]\nfiles.write = [\"out\"]\n\
          env.vars = [\"PLAIN_LISTED\", \"PLAIN_API_KEY\"]\nlimits.cpu_ms = 300\nlimits.memory_mib = 32\n",
     );
-    std::fs::create_dir(work.path().join("out")).unwrap();
+    std::fs::create_dir_all(work.path().join("out/deep")).unwrap();
+    // A link the user has in a writable folder: harmless where it is, out of the workspace
+    // from one level down.
+    std::os::unix::fs::symlink("../secret.txt", work.path().join("out/up")).unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("key"), "outside secret\n").unwrap();
     std::os::unix::fs::symlink(outside.path().join("key"), work.path().join("notes/link")).unwrap();
@@ -227,6 +230,11 @@ async fn a_hostile_component_gets_error_results_and_the_session_goes_on() {
                 "w2",
                 "attacks_write_file",
                 json!({"path": "out/report.txt", "text": "written"}),
+            ),
+            tool_use(
+                "h1",
+                "attacks_make_hard_link",
+                json!({"existing": "out/up", "path": "out/deep/copy"}),
             ),
         ]),
         message(&[text("Tried.")]),
@@ -289,6 +297,9 @@ async fn a_hostile_component_gets_error_results_and_the_session_goes_on() {
     assert!(error && link.contains("not-permitted"), "{link}");
     assert!(work.path().join("out/secret").symlink_metadata().is_err());
     assert!(!by_id("w2").1);
+    let (_, error, hard) = by_id("h1");
+    assert!(error && hard.contains("not-permitted"), "{hard}");
+    assert!(work.path().join("out/deep/copy").symlink_metadata().is_err());
     assert_eq!(
         std::fs::read_to_string(work.path().join("out/report.txt")).unwrap(),
         "written"
@@ -320,7 +331,7 @@ async fn a_component_fetches_only_the_hosts_its_policy_lists() {
             tool_use(
                 "rebind",
                 "web_fetch",
-                json!({"url": format!("http://near.test:{port}/")}),
+                json!({"url": format!("http://far.test:{port}/")}),
             ),
             tool_use(
                 "port",
@@ -345,13 +356,20 @@ async fn a_component_fetches_only_the_hosts_its_policy_lists() {
         parsed(&results[0]),
         json!({"status": 200, "content-type": null, "body": "hello\n", "truncated": false})
     );
-    for (result, host) in results[1..].iter().zip(["other.test", "near.test", "ok.test"]) {
+    for (result, host) in results[1..].iter().zip(["other.test", "far.test", "ok.test"]) {
         assert!(result.1, "{result:?}");
         assert!(
             result.2.contains(&format!("agent-host refused {host}:")),
             "{result:?}"
         );
     }
+    assert!(
+        results[2].2.contains(
+            "it resolves to 127.0.0.3, a loopback address, which the http.allow of component fetcher's policy does not list"
+        ),
+        "{:?}",
+        results[2]
+    );
     assert_eq!(web.answered(), 1, "only the listed host was reached");
 }
 

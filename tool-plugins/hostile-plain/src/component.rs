@@ -66,6 +66,10 @@ impl Guest for Hostile {
     fn make_link(target: String, path: String) -> Result<(), String> {
         plain_fs::symlink(&target, &path).map_err(|error| error.to_string())
     }
+
+    fn make_hard_link(existing: String, path: String) -> Result<(), String> {
+        plain_fs::hard_link(&existing, &path).map_err(|error| error.to_string())
+    }
 }
 
 bindings::export!(Hostile with_types_in bindings);

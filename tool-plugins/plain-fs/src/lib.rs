@@ -12,7 +12,7 @@ use std::fmt;
 #[cfg(target_arch = "wasm32")]
 mod wasi;
 #[cfg(target_arch = "wasm32")]
-pub use wasi::{preopen_names, read, symlink, write};
+pub use wasi::{hard_link, preopen_names, read, symlink, write};
 
 /// Where a path is opened: a preopen (its index in the list given to [`resolve`]) and the
 /// path relative to it.

@@ -75,6 +75,16 @@ pub fn symlink(target: &str, path: &str) -> Result<(), FsError> {
         .map_err(|code| failure(path, code))
 }
 
+/// Makes `path` a hard link to the existing `existing` (both workspace paths), not following
+/// `existing` when it is a symbolic link.
+pub fn hard_link(existing: &str, path: &str) -> Result<(), FsError> {
+    let (from_directory, from) = place(existing)?;
+    let (to_directory, to) = place(path)?;
+    from_directory
+        .link_at(PathFlags::empty(), &from, &to_directory, &to)
+        .map_err(|code| failure(path, code))
+}
+
 fn open(path: &str, open: OpenFlags, flags: DescriptorFlags) -> Result<Descriptor, FsError> {
     let (directory, relative) = place(path)?;
     directory

@@ -20,10 +20,11 @@ pub struct PluginOptions {
     /// directory: settings, command tools, plugins and grants (`agent-host config show`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Load a tool plugin (a .wasm component of world tool-plugin); repeatable.
+    /// Load a WebAssembly component as tools: of world tool-plugin, or any component with
+    /// plain exports (its policy: [plugins.policy.NAME]); repeatable.
     #[arg(long = "plugin", value_name = "FILE")]
     pub plugins: Vec<PathBuf>,
-    /// Load every .wasm file in this folder as a tool plugin.
+    /// Load every .wasm file in this folder as --plugin does.
     #[arg(long, value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
     /// Grant a plugin capabilities it asks for: NAME=read,write,run; repeatable.

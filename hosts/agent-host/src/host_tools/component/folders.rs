@@ -57,14 +57,18 @@ impl FolderRules {
         }
     }
 
-    /// Whether the model's own tools could have written `path` (its real path lies in the
-    /// workspace or an `--allow-dir` folder).
+    /// Whether the model's own tools could have written `path`: the file it names (links
+    /// followed) or any place on the way to it as written (a link there could be repointed)
+    /// lies in the workspace or an `--allow-dir` folder.
     pub fn model_could_write(&self, path: &Path) -> bool {
-        let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        self.workspace
-            .iter()
-            .chain(&self.model_writable)
-            .any(|root| real.starts_with(root.canonicalize().unwrap_or_else(|_| root.clone())))
+        let as_written = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let target = path.canonicalize().unwrap_or_else(|_| as_written.clone());
+        self.workspace.iter().chain(&self.model_writable).any(|root| {
+            let real_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+            [&as_written, &target]
+                .iter()
+                .any(|p| p.starts_with(root) || p.starts_with(&real_root))
+        })
     }
 
     /// Opens `preopen` for one call, or says why it cannot be granted.
@@ -198,6 +202,12 @@ mod tests {
             ..rules(work.path(), vec![])
         };
         assert!(!replaying.open(&folder("secret", true)).unwrap().writable);
+        // A link in the workspace to a component elsewhere: the model could repoint it.
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("c.wasm"), b"x").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("c.wasm"), work.path().join("c.wasm")).unwrap();
+        assert!(plain.model_could_write(&work.path().join("c.wasm")));
+        assert!(!plain.model_could_write(&elsewhere.path().join("c.wasm")));
         let remote = FolderRules::default();
         assert!(
             remote

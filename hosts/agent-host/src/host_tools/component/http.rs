@@ -16,6 +16,9 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 /// The most requests one call may send: each holds a connection until it ends.
 const MAX_REQUESTS_PER_CALL: usize = 32;
+/// The most refusals one call reports, and the length of each.
+const MAX_NOTES: usize = 8;
+const MAX_NOTE_CHARS: usize = 300;
 
 /// How long a connection or a response's first byte may take when the component sets no
 /// timeout of its own (the call's wall-clock limit still holds).
@@ -81,11 +84,14 @@ impl WasiHttpHooks for PolicyHttp {
         let over_limit = self.sent > MAX_REQUESTS_PER_CALL;
         let changes_refused = self.changes_refused.clone();
         Box::new(async move {
+            // Each reason once, a few at most, each cut short: a component may be refused
+            // in a loop, under names it makes up.
             let note = |reason: String| {
-                refused
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(reason);
+                let reason: String = reason.chars().take(MAX_NOTE_CHARS).collect();
+                let mut refused = refused.lock().unwrap_or_else(PoisonError::into_inner);
+                if refused.len() < MAX_NOTES && !refused.contains(&reason) {
+                    refused.push(reason);
+                }
                 Error::HttpRequestDenied
             };
             if let Some(reason) = changes_refused {

@@ -132,19 +132,32 @@ pub fn load(parts: LoadParts<'_>) -> Result<PlainComponent, String> {
     })
 }
 
-/// Replaces WASI's `symlink-at` with a refusal: a link a component leaves in a writable
+/// Replaces WASI's `symlink-at` and `link-at` with refusals: a link a component leaves in a writable
 /// folder (`out/notes -> ../../.ssh/id_ed25519`, relative, which WASI allows) would lead
 /// the next reader (an editor, git, the MCP client reading the component's output) out of
 /// the folder it was granted.
 pub fn refuse_links(linker: &mut Linker<ComponentState>) -> wasmtime::Result<()> {
     use wasmtime::component::Resource;
-    use wasmtime_wasi::p2::bindings::filesystem::types::{Descriptor, ErrorCode};
+    use wasmtime_wasi::p2::bindings::filesystem::types::{Descriptor, ErrorCode, PathFlags};
     linker.allow_shadowing(true);
-    linker.instance("wasi:filesystem/types@0.2.12")?.func_wrap(
+    let mut types = linker.instance("wasi:filesystem/types@0.2.12")?;
+    types.func_wrap(
         "[method]descriptor.symlink-at",
         |_, (_, _, _): (Resource<Descriptor>, String, String)| {
             Ok((Err::<(), ErrorCode>(ErrorCode::NotPermitted),))
         },
+    )?;
+    // A hard link to an existing symbolic link is a new symbolic link elsewhere.
+    types.func_wrap(
+        "[method]descriptor.link-at",
+        |_,
+         (_, _, _, _, _): (
+            Resource<Descriptor>,
+            PathFlags,
+            String,
+            Resource<Descriptor>,
+            String,
+        )| { Ok((Err::<(), ErrorCode>(ErrorCode::NotPermitted),)) },
     )?;
     linker.allow_shadowing(false);
     Ok(())
