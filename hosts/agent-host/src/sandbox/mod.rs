@@ -136,6 +136,18 @@ pub struct SandboxConfig {
     pub deny_read: Vec<PathBuf>,
 }
 
+impl SandboxConfig {
+    /// Every path commands may not read: agent-host's own list (credentials in the home
+    /// folder, its configuration and state folders, `/dev`) and the user's additions. Also
+    /// what no component may be granted (`host_tools::component::folders`).
+    pub fn denied_reads(&self) -> Vec<PathBuf> {
+        denied::default_denied_reads()
+            .into_iter()
+            .chain(self.deny_read.iter().cloned())
+            .collect()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error(
@@ -266,10 +278,7 @@ impl Sandbox {
             SandboxMode::WorkspaceWrite => roots.iter().filter_map(|r| r.canonicalize().ok()).collect(),
             _ => Vec::new(),
         };
-        let deny_read = denied::default_denied_reads()
-            .into_iter()
-            .chain(config.deny_read.iter().cloned())
-            .collect();
+        let deny_read = config.denied_reads();
         let mut sandbox = Self {
             mode: config.mode,
             network: config.network,

@@ -15,6 +15,9 @@ pub struct FolderRules {
     pub workspace: Option<PathBuf>,
     /// Folders kept from the session (`--deny-dir`), absolute.
     pub denied: Vec<PathBuf>,
+    /// Paths commands may not read (agent-host's list of credentials and its own folders,
+    /// `sandbox_deny_read`), absolute: a component is not granted what a command is denied.
+    pub denied_reads: Vec<PathBuf>,
     /// Folders besides the workspace that the model's tools may write (`--allow-dir`).
     pub model_writable: Vec<PathBuf>,
     /// Why no component may change anything now (a replay without `--replay-trusted`,
@@ -49,8 +52,14 @@ impl FolderRules {
         let read_only = options
             .read_only
             .then(|| "agent-host runs with --read-only".to_string());
+        let denied_reads = crate::sandbox::SandboxConfig {
+            deny_read: options.sandbox_deny_read.clone(),
+            ..Default::default()
+        }
+        .denied_reads();
         Self {
             denied: absolute(&options.deny_dirs),
+            denied_reads,
             model_writable: absolute(&options.allow_dirs),
             changes_refused: options.changes_refused.clone().or(read_only),
             workspace,
@@ -107,6 +116,16 @@ impl FolderRules {
             if real.starts_with(&denied) || denied.starts_with(real) {
                 return Err(format!(
                     "the granted folder {name:?} holds or lies in {}, which --deny-dir keeps from the session",
+                    denied.display()
+                ));
+            }
+        }
+        for denied in &self.denied_reads {
+            let denied = denied.canonicalize().unwrap_or_else(|_| denied.clone());
+            if real.starts_with(&denied) || denied.starts_with(real) {
+                return Err(format!(
+                    "the granted folder {name:?} holds or lies in {}, which commands may not read either \
+                     (agent-host's list of credential and state folders, or sandbox_deny_read); grant a folder beside it",
                     denied.display()
                 ));
             }
@@ -215,6 +234,33 @@ mod tests {
                 .err()
                 .unwrap()
                 .contains("not on this machine")
+        );
+    }
+
+    #[test]
+    fn what_commands_may_not_read_is_not_granted_either() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(work.path().join("keys/deploy")).unwrap();
+        std::fs::create_dir(work.path().join("docs")).unwrap();
+        let options = crate::environments::EnvOptions {
+            sandbox_deny_read: vec![work.path().join("keys")],
+            ..Default::default()
+        };
+        let session = FolderRules::for_environment(&options, Some(work.path().to_path_buf()));
+        for name in ["keys", "keys/deploy", "."] {
+            let error = session.open(&folder(name, false)).err().unwrap();
+            assert!(error.contains("sandbox_deny_read"), "{name}: {error}");
+        }
+        assert!(session.open(&folder("docs", false)).is_ok());
+        // The user's home holds ~/.ssh, on agent-host's own list whatever the settings say.
+        let home = dirs::home_dir().unwrap();
+        let error = session
+            .open(&folder(home.to_str().unwrap(), false))
+            .err()
+            .unwrap();
+        assert!(
+            error.contains(".ssh") || error.contains("holds or lies in"),
+            "{error}"
         );
     }
 }
