@@ -53,7 +53,7 @@ impl FolderRules {
             .read_only
             .then(|| "agent-host runs with --read-only".to_string());
         let denied_reads = crate::sandbox::SandboxConfig {
-            deny_read: options.sandbox_deny_read.clone(),
+            deny_read: options.sandbox_deny_read.iter().map(|d| here.join(d)).collect(),
             ..Default::default()
         }
         .denied_reads();
@@ -120,12 +120,16 @@ impl FolderRules {
                 ));
             }
         }
+        // A denied path that does not exist yet is resolved through its nearest existing
+        // folder: `~/.aws` under a linked home would otherwise never match, and a writable
+        // grant of the home could make it.
         for denied in &self.denied_reads {
-            let denied = denied.canonicalize().unwrap_or_else(|_| denied.clone());
+            let denied = crate::environments::nearest_real_path(denied).unwrap_or_else(|_| denied.clone());
             if real.starts_with(&denied) || denied.starts_with(real) {
                 return Err(format!(
-                    "the granted folder {name:?} holds or lies in {}, which commands may not read either \
-                     (agent-host's list of credential and state folders, or sandbox_deny_read); grant a folder beside it",
+                    "the granted folder {name:?} holds or lies in {}, which no component is granted: agent-host's \
+                     list of credential folders, its own configuration and state folders and /dev, and \
+                     sandbox_deny_read (what sandboxed commands may not read either); grant a folder beside it",
                     denied.display()
                 ));
             }
